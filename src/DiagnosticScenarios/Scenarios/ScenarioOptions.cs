@@ -1,0 +1,21 @@
+using System.ComponentModel.DataAnnotations;
+
+namespace DiagnosticScenarios.Scenarios;
+
+/// <summary>Defaults of the scenarios, from the <c>Scenarios</c> section of configuration.</summary>
+public sealed class ScenarioOptions
+{
+    public const string SectionName = "Scenarios";
+
+    /// <summary>How long the mock database takes to answer when a request names no <c>delayMs</c>.</summary>
+    [Range(0, 60000)]
+    public int MockDelayMs { get; set; } = 500;
+
+    /// <summary>How long each taskburst task waits when the request names no <c>delayMs</c>.</summary>
+    [Range(0, 60000)]
+    public int TaskBurstDelayMs { get; set; } = 1000;
+
+    /// <summary>The most memory <c>memleak</c> may root in one process, in kilobytes.</summary>
+    [Range(1, long.MaxValue)]
+    public long MemLeakCapKb { get; set; } = 4_000_000;
+}

@@ -1,0 +1,18 @@
+namespace DiagnosticScenarios.Scenarios;
+
+public static class ScenarioRegistration
+{
+    /// <summary>The mock database, the scenario defaults and the state Microsoft's tutorial scenarios keep per process.</summary>
+    public static IServiceCollection AddScenarios(this IServiceCollection services, IConfiguration configuration)
+    {
+        services.AddOptions<ScenarioOptions>()
+            .Bind(configuration.GetSection(ScenarioOptions.SectionName))
+            .ValidateDataAnnotations()
+            .ValidateOnStart();
+
+        services.AddSingleton<MockDatabase>();
+        services.AddSingleton<DeadlockScenario>();
+        services.AddSingleton<MemoryLeakScenario>();
+        return services;
+    }
+}
