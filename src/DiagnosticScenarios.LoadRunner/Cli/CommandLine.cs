@@ -115,7 +115,7 @@ public static class CommandLine
 
         var app = arguments.Value("--app") ?? AppLocator.FindDefault()
             ?? throw new UsageException("Could not find the DiagnosticScenarios app; build it (dotnet build src/DiagnosticScenarios -c Release) or pass --app.");
-        var options = new Compare.CompareOptions
+        var options = new ComparisonOptions
         {
             AppPath = app,
             Family = family,

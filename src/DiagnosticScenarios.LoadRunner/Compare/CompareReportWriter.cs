@@ -6,7 +6,7 @@ using DiagnosticScenarios.LoadRunner.Load;
 
 namespace DiagnosticScenarios.LoadRunner.Compare;
 
-/// <summary>The table, the Markdown report, the JSON and the SVG chart of a <see cref="CompareResult"/>.</summary>
+/// <summary>The table, the Markdown report, the JSON and the SVG chart of a <see cref="ComparisonResult"/>.</summary>
 public static class CompareReportWriter
 {
     private static readonly string[] Palette = ["#d62728", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22", "#1f77b4"];
@@ -19,7 +19,7 @@ public static class CompareReportWriter
     };
 
     /// <summary>Writes <c>compare.md</c>, <c>compare.json</c> and <c>compare.svg</c> into the directory and returns their paths.</summary>
-    public static async Task<IReadOnlyList<string>> WriteAsync(CompareResult result, string directory, CancellationToken cancellationToken = default)
+    public static async Task<IReadOnlyList<string>> WriteAsync(ComparisonResult result, string directory, CancellationToken cancellationToken = default)
     {
         ArgumentNullException.ThrowIfNull(result);
         Directory.CreateDirectory(directory);
@@ -33,7 +33,7 @@ public static class CompareReportWriter
     }
 
     /// <summary>The table as Markdown, which also reads well as plain text in a console.</summary>
-    public static string Table(CompareResult result)
+    public static string Table(ComparisonResult result)
     {
         ArgumentNullException.ThrowIfNull(result);
         var text = new StringBuilder();
@@ -49,7 +49,7 @@ public static class CompareReportWriter
         return text.ToString();
     }
 
-    public static string Markdown(CompareResult result, string chartFile)
+    public static string Markdown(ComparisonResult result, string chartFile)
     {
         ArgumentNullException.ThrowIfNull(result);
         var text = new StringBuilder();
@@ -76,7 +76,7 @@ public static class CompareReportWriter
     }
 
     /// <summary>Two panels sharing a time axis: average latency of the answers finished in each second, and the server's thread count.</summary>
-    public static string Svg(CompareResult result)
+    public static string Svg(ComparisonResult result)
     {
         ArgumentNullException.ThrowIfNull(result);
         const int width = 900, panelHeight = 260, left = 70, right = 190, top = 40, gap = 60;

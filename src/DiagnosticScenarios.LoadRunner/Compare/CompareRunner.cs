@@ -6,7 +6,7 @@ namespace DiagnosticScenarios.LoadRunner.Compare;
 /// <summary>Measures each scenario on a fresh server process (a cold pool), one after the other, loaded from this process.</summary>
 public static class CompareRunner
 {
-    public static async Task<CompareResult> RunAsync(CompareOptions options, string commandLine, TextWriter log, CancellationToken cancellationToken = default)
+    public static async Task<ComparisonResult> RunAsync(ComparisonOptions options, string commandLine, TextWriter log, CancellationToken cancellationToken = default)
     {
         ArgumentNullException.ThrowIfNull(options);
         ArgumentNullException.ThrowIfNull(log);
@@ -22,7 +22,7 @@ public static class CompareRunner
             results.Add(result);
         }
 
-        return new CompareResult
+        return new ComparisonResult
         {
             StartedAt = started,
             Family = options.Family.Name,
@@ -38,7 +38,7 @@ public static class CompareRunner
     }
 
     /// <summary>Fresh server, one warm-up request, then the load with the thread count sampled once a second and a ping probe alongside.</summary>
-    public static async Task<ScenarioResult> MeasureAsync(CompareOptions options, Scenario scenario, CancellationToken cancellationToken = default)
+    public static async Task<ScenarioResult> MeasureAsync(ComparisonOptions options, Scenario scenario, CancellationToken cancellationToken = default)
     {
         ArgumentNullException.ThrowIfNull(options);
         ArgumentNullException.ThrowIfNull(scenario);

@@ -7,6 +7,7 @@ internal sealed class LatencyRecorder
 {
     private readonly object _gate = new();
     private readonly List<long> _latencyTicks = [];
+    private readonly List<long> _waitedTicks = [];
     private readonly Dictionary<int, long> _statusCodes = [];
     private readonly Dictionary<string, long> _errors = new(StringComparer.Ordinal);
     private readonly Dictionary<int, Bucket> _timeline = [];
@@ -23,6 +24,7 @@ internal sealed class LatencyRecorder
         lock (_gate)
         {
             _latencyTicks.Add(latencyTicks);
+            _waitedTicks.Add(latencyTicks);
             _statusCodes[statusCode] = _statusCodes.GetValueOrDefault(statusCode) + 1;
             Completed++;
             if (failed)
@@ -44,21 +46,23 @@ internal sealed class LatencyRecorder
         }
     }
 
-    public void RecordTimeout(long finishedAt)
+    public void RecordTimeout(long waitedTicks, long finishedAt)
     {
         lock (_gate)
         {
             _timeouts++;
+            _waitedTicks.Add(waitedTicks);
             Failures++;
             BucketAt(finishedAt).AddFailure();
         }
     }
 
-    public void RecordUnfinished()
+    public void RecordUnfinished(long waitedTicks)
     {
         lock (_gate)
         {
             _unfinished++;
+            _waitedTicks.Add(waitedTicks);
         }
     }
 
@@ -82,6 +86,7 @@ internal sealed class LatencyRecorder
                 Completed = Completed,
                 RequestsPerSecond = Completed / seconds,
                 Latency = Summarise(_latencyTicks),
+                LatencyAtLeast = Summarise(_waitedTicks),
                 StatusCodes = new SortedDictionary<int, long>(_statusCodes),
                 Errors = new SortedDictionary<string, long>(_errors, StringComparer.Ordinal),
                 Timeouts = _timeouts,

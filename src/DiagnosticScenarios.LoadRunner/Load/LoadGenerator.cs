@@ -169,11 +169,12 @@ public static class LoadGenerator
             }
             catch (OperationCanceledException) when (cancellationToken.IsCancellationRequested)
             {
-                Recorder.RecordUnfinished();
+                Recorder.RecordUnfinished(_clock.ElapsedTicks - intendedTicks);
             }
             catch (OperationCanceledException) when (timeout.IsCancellationRequested)
             {
-                Recorder.RecordTimeout(_clock.ElapsedTicks);
+                var finished = _clock.ElapsedTicks;
+                Recorder.RecordTimeout(finished - intendedTicks, finished);
             }
             catch (HttpRequestException e)
             {

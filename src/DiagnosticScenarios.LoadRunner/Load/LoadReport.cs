@@ -22,6 +22,13 @@ public sealed record LoadReport
     /// <summary>Latency of answered requests, in milliseconds.</summary>
     public required LatencySummary Latency { get; init; }
 
+    /// <summary>
+    /// Latency of every request that got an answer or ran out of time, in milliseconds: timed-out and unfinished requests count
+    /// with how long they had waited when given up, a lower bound. Unlike <see cref="Latency"/> it cannot look better because
+    /// the slowest requests never finished.
+    /// </summary>
+    public required LatencySummary LatencyAtLeast { get; init; }
+
     /// <summary>Answers by HTTP status code.</summary>
     public required IReadOnlyDictionary<int, long> StatusCodes { get; init; }
 

@@ -4,7 +4,7 @@ using DiagnosticScenarios.LoadRunner.Server;
 namespace DiagnosticScenarios.LoadRunner.Compare;
 
 /// <summary>One <c>compare</c> run: the settings and one result per scenario.</summary>
-public sealed record CompareResult
+public sealed record ComparisonResult
 {
     public required DateTimeOffset StartedAt { get; init; }
     public required string Family { get; init; }

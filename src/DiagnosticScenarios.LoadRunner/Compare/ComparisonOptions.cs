@@ -1,7 +1,7 @@
 namespace DiagnosticScenarios.LoadRunner.Compare;
 
 /// <summary>What <c>compare</c> measures: each scenario of a family on a fresh server, loaded the same way.</summary>
-public sealed record CompareOptions
+public sealed record ComparisonOptions
 {
     public required string AppPath { get; init; }
     public ScenarioFamily Family { get; init; } = ScenarioFamily.Find("mock");
