@@ -64,7 +64,7 @@ public sealed class StarvationLoadTests(ITestOutputHelper output)
 
     [Theory]
     [InlineData("taskwait")]
-    [InlineData("tasksleepwait")]
+    [InlineData("syncio")]
     public async Task SetMinThreadsAboveTheConnectionCount_RescuesBadScenario_AtTheCostOfThreads(string scenario)
     {
         const int minThreads = 200;
