@@ -78,7 +78,7 @@ public static class CommandLine
         arguments.ThrowIfUnused();
 
         // A progress line only for runs long enough to wonder about, on stderr so --json stays clean.
-        var showProgress = options.Requests is null && (options.Duration ?? TimeSpan.FromSeconds(10)) > TimeSpan.FromSeconds(3) || options.Requests > 2000;
+        var showProgress = (options.Requests is null && (options.Duration ?? TimeSpan.FromSeconds(10)) > TimeSpan.FromSeconds(3)) || options.Requests > 2000;
         var progress = showProgress ? new Progress<LoadProgress>(p => error.Write(string.Create(CultureInfo.InvariantCulture,
             $"\r{p.Elapsed.TotalSeconds,5:0}s  sent {p.Sent}  answered {p.Completed}  failed {p.Failures}  in flight {p.InFlight}  {p.RequestsPerSecondLastInterval:0.0} req/s   "))) : null;
 
