@@ -9,7 +9,9 @@ namespace DiagnosticScenarios.LoadRunner.Compare;
 /// <summary>The table, the Markdown report, the JSON and the SVG chart of a <see cref="ComparisonResult"/>.</summary>
 public static class CompareReportWriter
 {
-    private static readonly string[] Palette = ["#d62728", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22", "#1f77b4"];
+    // GOOD scenarios are green; BAD ones take warm and dark colours, so the odd one out shows at a glance.
+    private const string GoodColor = "#2ca02c";
+    private static readonly string[] BadPalette = ["#d62728", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf", "#1f77b4"];
 
     public static JsonSerializerOptions JsonOptions { get; } = new(JsonSerializerDefaults.Web)
     {
@@ -79,13 +81,14 @@ public static class CompareReportWriter
     public static string Svg(ComparisonResult result)
     {
         ArgumentNullException.ThrowIfNull(result);
-        const int width = 900, panelHeight = 260, left = 70, right = 190, top = 40, gap = 60;
+        const int width = 900, panelHeight = 260, left = 70, right = 190, top = 64, gap = 60;
         var plotWidth = width - left - right;
         var height = top + (2 * panelHeight) + gap + 50;
         var seconds = Math.Max(1, result.Results.Max(r => Math.Max(r.Load.Timeline.Count, (int)Math.Ceiling(r.Threads.Count == 0 ? 0 : r.Threads[^1].Seconds))));
         var maxLatency = NiceCeiling(result.Results.SelectMany(r => r.Load.Timeline).Select(p => p.AverageMs).DefaultIfEmpty(1).Max());
         var maxThreads = NiceCeiling(result.Results.SelectMany(r => r.Threads).Select(t => (double)t.Threads).DefaultIfEmpty(1).Max());
 
+        var colors = Colors(result);
         var svg = new StringBuilder();
         svg.AppendLine(CultureInfo.InvariantCulture, $"""<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="12">""");
         svg.AppendLine(CultureInfo.InvariantCulture, $"""<rect width="{width}" height="{height}" fill="white"/>""");
@@ -99,7 +102,7 @@ public static class CompareReportWriter
         for (var i = 0; i < result.Results.Count; i++)
         {
             var y = top + 10 + (i * 20);
-            var color = Palette[i % Palette.Length];
+            var color = colors[i];
             svg.AppendLine(CultureInfo.InvariantCulture, $"""<line x1="{width - right + 15}" y1="{y}" x2="{width - right + 40}" y2="{y}" stroke="{color}" stroke-width="3"/>""");
             svg.AppendLine(CultureInfo.InvariantCulture, $"""<text x="{width - right + 46}" y="{y + 4}">{Escape(result.Results[i].Scenario)} ({result.Results[i].Verdict.ToString().ToUpperInvariant()})</text>""");
         }
@@ -135,9 +138,15 @@ public static class CompareReportWriter
                 }
 
                 var points = string.Join(' ', series[i].Select(p => string.Create(CultureInfo.InvariantCulture, $"{X(p.X):0.#},{Y(p.Y):0.#}")));
-                s.AppendLine(CultureInfo.InvariantCulture, $"""<polyline fill="none" stroke="{Palette[i % Palette.Length]}" stroke-width="2" points="{points}"/>""");
+                s.AppendLine(CultureInfo.InvariantCulture, $"""<polyline fill="none" stroke="{colors[i]}" stroke-width="2" points="{points}"/>""");
             }
         }
+    }
+
+    private static string[] Colors(ComparisonResult result)
+    {
+        var bad = 0;
+        return [.. result.Results.Select(r => r.Verdict == Verdict.Good ? GoodColor : BadPalette[bad++ % BadPalette.Length])];
     }
 
     /// <summary>A bombardier-like summary of one run.</summary>
