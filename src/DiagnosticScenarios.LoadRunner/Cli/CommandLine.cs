@@ -14,12 +14,14 @@ public static class CommandLine
           DiagnosticScenarios.LoadRunner compare [--family mock|sql] [--scenarios a,b,...] [-c 125] [-d 10s] [--cpus 2]
                                                  [--min-threads N] [--delay-ms N] [--timeout 30s] [--env KEY=VALUE]...
                                                  [--out DIR] [--app PATH_TO_DiagnosticScenarios_EXECUTABLE_OR_DLL]
+          DiagnosticScenarios.LoadRunner render --from DIR/compare.json [--out DIR]
 
           run      closed loop: -c clients send back to back for -d (or -n requests in total);
                    open loop: --rate requests/s at fixed times, latency counted from the intended send time.
           compare  each scenario on a fresh server process (cold pool, DOTNET_PROCESSOR_COUNT=--cpus), one warm-up
                    request, then the load; writes compare.md, compare.json and compare.svg into --out
                    (default ./results/<timestamp>). --min-threads applies the SetMinThreads workaround at start.
+          render   writes the table, compare.md and compare.svg again from a compare.json (default: next to it).
         Durations: 500ms, 10s, 2m (a plain number is seconds).
         """;
 
@@ -41,6 +43,7 @@ public static class CommandLine
             {
                 "run" => await RunLoadAsync(new Arguments(args[1..]), output, error, cancel.Token),
                 "compare" => await CompareAsync(new Arguments(args[1..]), args, output, error, cancel.Token),
+                "render" => await RenderAsync(new Arguments(args[1..]), output, cancel.Token),
                 "-h" or "--help" or "help" => Help(output),
                 _ => UsageError(error, args.Length == 0 ? "No command." : $"Unknown command '{args[0]}'."),
             };
@@ -135,6 +138,24 @@ public static class CommandLine
         var commandLine = "DiagnosticScenarios.LoadRunner " + string.Join(' ', raw.Select(a => a.Contains(' ', StringComparison.Ordinal) ? $"\"{a}\"" : a));
         var result = await CompareRunner.RunAsync(options, commandLine, error, cancellationToken);
         await output.WriteLineAsync();
+        await output.WriteAsync(CompareReportWriter.Table(result));
+        foreach (var file in await CompareReportWriter.WriteAsync(result, outDirectory, cancellationToken))
+        {
+            await output.WriteLineAsync($"wrote {file}");
+        }
+
+        return 0;
+    }
+
+    private static async Task<int> RenderAsync(Arguments arguments, TextWriter output, CancellationToken cancellationToken)
+    {
+        var from = arguments.Value("--from") ?? throw new UsageException("render needs --from PATH/compare.json.");
+        var outDirectory = arguments.Value("--out") ?? Path.GetDirectoryName(Path.GetFullPath(from))!;
+        arguments.ThrowIfUnused();
+
+        await using var json = File.OpenRead(from);
+        var result = await JsonSerializer.DeserializeAsync<ComparisonResult>(json, CompareReportWriter.JsonOptions, cancellationToken)
+            ?? throw new UsageException($"{from} holds no comparison.");
         await output.WriteAsync(CompareReportWriter.Table(result));
         foreach (var file in await CompareReportWriter.WriteAsync(result, outDirectory, cancellationToken))
         {

@@ -43,9 +43,12 @@ public static class CompareReportWriter
         text.AppendLine("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
         foreach (var r in result.Results)
         {
-            var l = r.Load.Latency;
+            // Requests that timed out or never finished count with the wait they had, marked as a lower bound:
+            // the answered ones alone would make a starved server look fast (or show nothing at all).
+            var (l, atLeast) = LatencyForTable(r.Load);
+            var (ping, pingAtLeast) = LatencyForTable(r.Ping);
             text.AppendLine(CultureInfo.InvariantCulture,
-                $"| {r.Scenario} | {r.Verdict.ToString().ToUpperInvariant()} | {r.Load.RequestsPerSecond:0.0} | {Ms(l.Average)} | {Ms(l.P50)} | {Ms(l.P99)} | {Ms(l.Max)} | {r.Load.Failures} | {Ms(r.Ping.Latency.P50)} | {r.PeakThreads} | {r.ThreadsAtEnd} |");
+                $"| {r.Scenario} | {r.Verdict.ToString().ToUpperInvariant()} | {r.Load.RequestsPerSecond:0.0} | {atLeast}{Ms(l.Average)} | {atLeast}{Ms(l.P50)} | {atLeast}{Ms(l.P99)} | {atLeast}{Ms(l.Max)} | {r.Load.Failures} | {pingAtLeast}{Ms(ping.P50)} | {r.PeakThreads} | {r.ThreadsAtEnd} |");
         }
 
         return text.ToString();
@@ -65,7 +68,8 @@ public static class CompareReportWriter
         text.AppendLine();
         text.Append(Table(result));
         text.AppendLine();
-        text.AppendLine("`errors` counts non-2xx answers, connection errors and timeouts; `ping p50` is the median latency of ten pings a second sent alongside the load.");
+        text.AppendLine(CultureInfo.InvariantCulture,
+            $"`errors` counts non-2xx answers, connection errors and timeouts (a request unanswered after {result.TimeoutSeconds:0} s); `≥` marks latencies that count timed-out requests with the time they waited, a lower bound. `ping p50` is the median latency of ten pings a second sent alongside the load.");
         text.AppendLine();
         text.AppendLine(CultureInfo.InvariantCulture, $"![average latency and server threads per second]({chartFile})");
         text.AppendLine();
@@ -176,6 +180,9 @@ public static class CompareReportWriter
 
         return text.ToString();
     }
+
+    private static (LatencySummary Latency, string Marker) LatencyForTable(LoadReport report) =>
+        report.Timeouts + report.Unfinished > 0 ? (report.LatencyAtLeast, "≥ ") : (report.Latency, string.Empty);
 
     private static string Ms(double ms) => ms >= 1000
         ? string.Create(CultureInfo.InvariantCulture, $"{ms / 1000:0.00}s")

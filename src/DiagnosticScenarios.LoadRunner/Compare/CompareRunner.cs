@@ -28,6 +28,7 @@ public static class CompareRunner
             Family = options.Family.Name,
             Connections = options.Connections,
             DurationSeconds = options.Duration.TotalSeconds,
+            TimeoutSeconds = options.Timeout.TotalSeconds,
             DelayMs = options.EffectiveDelayMs,
             ProcessorCount = options.ProcessorCount,
             MinWorkerThreads = options.MinWorkerThreads,

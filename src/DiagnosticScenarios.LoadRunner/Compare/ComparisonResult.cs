@@ -10,6 +10,7 @@ public sealed record ComparisonResult
     public required string Family { get; init; }
     public required int Connections { get; init; }
     public required double DurationSeconds { get; init; }
+    public required double TimeoutSeconds { get; init; }
     public required int DelayMs { get; init; }
     public required int ProcessorCount { get; init; }
     public int? MinWorkerThreads { get; init; }
