@@ -129,7 +129,6 @@ public sealed class ServerProcess : IAsyncDisposable
             UseShellExecute = false,
             RedirectStandardOutput = true,
             RedirectStandardError = true,
-            RedirectStandardInput = true,
             // The app finds appsettings.json in its content root, the current directory by default.
             WorkingDirectory = Path.GetDirectoryName(Path.GetFullPath(options.AppPath))!,
         };
