@@ -20,9 +20,10 @@ public sealed class StarvationLoadTests(ITestOutputHelper output)
 
         var load = result.Load;
         var figures = LoadExperiment.Describe(result);
-        // Measured: p95 505–512 ms (1.01–1.02 × delay) in N runs.
+        // Measured in 10 s runs on this 2-core machine: p95 512, 527, 530 ms; once 921 ms (and 87 % throughput) while other
+        // processes loaded the cores. A stall of the whole machine delays every request in flight at that moment.
         Assert.True(load.Latency.P95 <= 1.5 * Delay, $"p95 {load.Latency.P95:0} ms > 1.5 × {Delay} ms. {figures}");
-        // Measured: 246–248 req/s, 98–99 % of 250, in N runs.
+        // Measured: 98.4–98.9 % of 250 req/s in the same runs (87 % in the disturbed one).
         Assert.True(load.RequestsPerSecond >= 0.8 * LoadExperiment.LimitRequestsPerSecond, $"throughput below 80 % of the limit. {figures}");
         Assert.True(load.Failures == 0, $"failures. {figures}");
     }
@@ -44,9 +45,9 @@ public sealed class StarvationLoadTests(ITestOutputHelper output)
         // server cannot look faster because its slowest requests never came back.
         var medianRatio = bad.Load.LatencyAtLeast.P50 / good.Load.LatencyAtLeast.P50;
         var throughputRatio = bad.Load.RequestsPerSecond / good.Load.RequestsPerSecond;
-        // Measured: median ratio N–N in N runs.
+        // Measured: 5.70–5.97 over 5 runs of all six scenarios (every BAD request still waiting at the 3 s timeout).
         Assert.True(medianRatio >= 2, $"{scenario}: median only {medianRatio:0.00} × taskasyncwait's. {figures}");
-        // Measured: throughput ratio N–N in N runs.
+        // Measured: 0.000–0.007 in the same 30 measurements.
         Assert.True(throughputRatio <= 0.5, $"{scenario}: throughput {throughputRatio:P0} of taskasyncwait's. {figures}");
     }
 
@@ -58,7 +59,7 @@ public sealed class StarvationLoadTests(ITestOutputHelper output)
 
         var figures = $"{LoadExperiment.Describe(good)}\n{LoadExperiment.Describe(bad)}";
         var ratio = bad.Ping.LatencyAtLeast.P50 / Math.Max(good.Ping.LatencyAtLeast.P50, 1);
-        // Measured: N in N runs.
+        // Measured: 626–1073 over 5 runs (about 3 s, the timeout, against 3–5 ms).
         Assert.True(ratio >= 10, $"ping median under tasksleepwait only {ratio:0.0} × under taskasyncwait. {figures}");
     }
 
@@ -75,12 +76,13 @@ public sealed class StarvationLoadTests(ITestOutputHelper output)
         output.WriteLine($"The rescue of {scenario} took {rescued.PeakThreads} threads at peak ({good.PeakThreads} for taskasyncwait), {rescued.ThreadsAtEnd} at the end.");
         var medianRatio = rescued.Load.Latency.P50 / good.Load.Latency.P50;
         var throughputRatio = rescued.Load.RequestsPerSecond / good.Load.RequestsPerSecond;
-        // Measured on a quiet machine: medians within 1 % of taskasyncwait's, throughput 99–101 %, 5 runs; the median held
-        // within 1 % even when other processes' load pushed a 5 s run's p95 to 1.5 s, so the rescue is asserted on it.
+        // Measured, 2 runs of both scenarios: median ratio 0.994–0.998, throughput ratio 0.90–1.09. The median is the
+        // robust figure: in 10 earlier measurements of the rescued scenarios alone it stayed at 501–508 ms (taskasyncwait: 502–512 ms)
+        // even when other processes on the machine pushed their p95 to 1.5 s.
         Assert.True(medianRatio <= 1.2, $"{scenario} with {minThreads} min threads: median {medianRatio:0.00} × taskasyncwait's. {figures}");
         Assert.True(throughputRatio >= 0.8, $"{scenario} with {minThreads} min threads: throughput {throughputRatio:P0} of taskasyncwait's. {figures}");
         Assert.True(rescued.Load.Failures == 0, $"failures. {figures}");
-        // The price: a thread per blocked request. Measured: peak 152–195 threads against taskasyncwait's 21–26, 8 runs.
+        // The price: a thread per blocked request. Measured: peak 152–222 threads in 14 measurements, against 22–27 for taskasyncwait.
         Assert.True(rescued.PeakThreads >= LoadExperiment.Connections, $"only {rescued.PeakThreads} threads for {LoadExperiment.Connections} blocked requests. {figures}");
     }
 }
