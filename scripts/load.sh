@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Loads one scenario of a running DiagnosticScenarios server with the first load tool found:
+# bombardier, hey, siege, wrk, else the project's own runner. LOAD_TOOL=<name> picks one; BASE_URL
+# (default http://localhost:5000) points at the server (`dotnet run --project src/DiagnosticScenarios`).
+set -euo pipefail
+
+usage() {
+  echo "usage: $(basename "$0") SCENARIO [connections=125] [duration=10s]" >&2
+  echo "  SCENARIO: a mock scenario (taskwait, tasksleepwait, taskasyncwait, ...) or a path (/api/sqlscenario/async)" >&2
+  echo "  env: BASE_URL (default http://localhost:5000), LOAD_TOOL (bombardier|hey|siege|wrk|runner)" >&2
+  exit 2
+}
+
+[ $# -ge 1 ] && [ $# -le 3 ] || usage
+case "$1" in -h|--help) usage ;; esac
+
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+scenario="$1"
+connections="${2:-125}"
+duration="${3:-10s}"
+base="${BASE_URL:-http://localhost:5000}"
+
+[[ "$connections" =~ ^[1-9][0-9]*$ ]] || { echo "connections must be a positive whole number, not '$connections'" >&2; usage; }
+[[ "$duration" =~ ^[1-9][0-9]*[smh]?$ ]] || { echo "duration must look like 10s, 2m or 30, not '$duration'" >&2; usage; }
+case "$scenario" in
+  /*) url="$base$scenario" ;;
+  *) url="$base/api/diagscenario/$scenario" ;;
+esac
+
+# siege wants seconds; the others take 10s / 2m as they are.
+seconds="${duration%[smh]}"
+case "$duration" in *m) seconds=$((seconds * 60)) ;; *h) seconds=$((seconds * 3600)) ;; esac
+case "$duration" in *[smh]) ;; *) duration="${duration}s" ;; esac
+
+# Every connection is a file descriptor on both ends; 5000 connections need more than the usual 1024.
+needed=$((connections + 256))
+if [ "$(ulimit -n)" != unlimited ] && [ "$(ulimit -n)" -lt "$needed" ]; then
+  ulimit -n "$needed" 2>/dev/null || echo "warning: ulimit -n is $(ulimit -n), below $needed; raise it for $connections connections" >&2
+fi
+
+tool="${LOAD_TOOL:-}"
+if [ -z "$tool" ]; then
+  for candidate in bombardier hey siege wrk; do
+    if command -v "$candidate" >/dev/null 2>&1; then tool="$candidate"; break; fi
+  done
+  tool="${tool:-runner}"
+fi
+
+echo "$tool: $connections connections for $duration against $url" >&2
+case "$tool" in
+  bombardier) exec bombardier -c "$connections" -d "$duration" -l "$url" ;;
+  hey) exec hey -c "$connections" -z "$duration" "$url" ;;
+  siege) exec siege -b -c "$connections" -t "${seconds}S" "$url" ;;
+  wrk) exec wrk -t "$(( connections < 2 ? 1 : 2 ))" -c "$connections" -d "$duration" --latency "$url" ;;
+  runner)
+    dotnet build "$repo/src/DiagnosticScenarios.LoadRunner" -c Release -v quiet -nologo >/dev/null
+    exec "$repo/src/DiagnosticScenarios.LoadRunner/bin/Release/net10.0/DiagnosticScenarios.LoadRunner" run --url "$url" -c "$connections" -d "$duration" ;;
+  *) echo "unknown LOAD_TOOL '$tool'" >&2; usage ;;
+esac

@@ -1,0 +1,63 @@
+using System.Text.Json;
+using DiagnosticScenarios.LoadRunner.Cli;
+using DiagnosticScenarios.LoadRunner.Load;
+using DiagnosticScenarios.LoadRunner.Server;
+
+namespace DiagnosticScenarios.Tests.Load;
+
+/// <summary>The load runner's own promises, against a real server process.</summary>
+[Collection(LoadCollectionDefinition.Name)]
+public sealed class LoadRunnerTests
+{
+    private static readonly TimeSpan TestTimeout = TimeSpan.FromSeconds(60);
+
+    [Fact]
+    public async Task OpenLoop_CountsLatencyFromTheIntendedSendTime_WhenTheServerFallsBehind()
+    {
+        // One connection and a 200 ms query serve 5 req/s; asking 10 req/s for 1 s queues the later requests in the client.
+        await using var server = await ServerProcess.StartAsync(new ServerOptions { AppPath = LoadExperiment.AppPath }).WaitAsync(TestTimeout);
+        var url = new Uri(server.BaseAddress, "api/diagscenario/taskasyncwait?delayMs=200");
+
+        var closed = await LoadGenerator.RunAsync(new LoadOptions { Url = url, Connections = 1, Requests = 10 }).WaitAsync(TestTimeout);
+        var open = await LoadGenerator.RunAsync(new LoadOptions { Url = url, Connections = 1, Rate = 10, Duration = TimeSpan.FromSeconds(1) }).WaitAsync(TestTimeout);
+
+        // Closed loop: every request waits one query (~200 ms), hiding the backlog. Open loop: the 10th request was due
+        // at 0.9 s and answered at about 2.0 s, so it waited about 1.1 s; latency grows with the backlog.
+        Assert.Equal(10, closed.Completed);
+        Assert.Equal(10, open.Completed);
+        Assert.True(closed.Latency.Max < 400, $"closed loop: {CompareSummary(closed)}");
+        Assert.True(open.Latency.Max >= 900, $"open loop did not count the queueing: {CompareSummary(open)}");
+    }
+
+    [Fact]
+    public async Task RunCommand_WritesAJsonReport_WithStatusCodesAndPercentiles()
+    {
+        await using var server = await ServerProcess.StartAsync(new ServerOptions { AppPath = LoadExperiment.AppPath }).WaitAsync(TestTimeout);
+        using var output = new StringWriter();
+        using var error = new StringWriter();
+
+        var exitCode = await CommandLine.RunAsync(
+            ["run", "--url", new Uri(server.BaseAddress, "api/diagscenario/ping").ToString(), "-c", "4", "-n", "200", "--json"], output, error).WaitAsync(TestTimeout);
+
+        Assert.True(exitCode == 0, error.ToString());
+        using var json = JsonDocument.Parse(output.ToString());
+        Assert.Equal(200, json.RootElement.GetProperty("completed").GetInt64());
+        Assert.Equal(200, json.RootElement.GetProperty("statusCodes").GetProperty("200").GetInt64());
+        Assert.True(json.RootElement.GetProperty("latency").GetProperty("p99").GetDouble() > 0);
+    }
+
+    [Fact]
+    public async Task RunCommand_RejectsAnUnknownOption_WithTheUsage()
+    {
+        using var output = new StringWriter();
+        using var error = new StringWriter();
+
+        var exitCode = await CommandLine.RunAsync(["run", "--url", "http://127.0.0.1:9/", "--connectoins", "5"], output, error).WaitAsync(TestTimeout);
+
+        Assert.Equal(2, exitCode);
+        Assert.Contains("--connectoins", error.ToString(), StringComparison.Ordinal);
+        Assert.Contains("Usage:", error.ToString(), StringComparison.Ordinal);
+    }
+
+    private static string CompareSummary(LoadReport report) => LoadExperiment.Describe(report);
+}

@@ -1,0 +1,83 @@
+using System.Diagnostics;
+using System.Text.Json;
+using DiagnosticScenarios.LoadRunner.Cli;
+using DiagnosticScenarios.LoadRunner.Server;
+
+namespace DiagnosticScenarios.Tests.Load;
+
+/// <summary>The commands the README and docs/load-testing.md show, run for real on short loads.</summary>
+[Collection(LoadCollectionDefinition.Name)]
+public sealed class LoadToolingTests : IDisposable
+{
+    private static readonly TimeSpan TestTimeout = TimeSpan.FromSeconds(90);
+    private readonly string _out = Directory.CreateTempSubdirectory("compare-").FullName;
+
+    [Fact]
+    public async Task CompareCommand_WritesTableMarkdownJsonAndChart_ForEachScenario()
+    {
+        using var output = new StringWriter();
+        using var error = new StringWriter();
+
+        var exitCode = await CommandLine.RunAsync(
+            ["compare", "--scenarios", "taskasyncwait,taskwait", "-c", "20", "-d", "2s", "--timeout", "5s", "--app", LoadExperiment.AppPath, "--out", _out],
+            output, error).WaitAsync(TestTimeout);
+
+        Assert.True(exitCode == 0, error.ToString());
+        Assert.Contains("| taskasyncwait | GOOD |", output.ToString(), StringComparison.Ordinal);
+        Assert.Contains("| taskwait | BAD |", output.ToString(), StringComparison.Ordinal);
+        Assert.Contains("![", await File.ReadAllTextAsync(Path.Combine(_out, "compare.md")), StringComparison.Ordinal);
+        var svg = await File.ReadAllTextAsync(Path.Combine(_out, "compare.svg"));
+        Assert.Contains("<polyline", svg, StringComparison.Ordinal);
+        Assert.Contains("taskasyncwait (GOOD)", svg, StringComparison.Ordinal);
+        Assert.Contains("taskwait (BAD)", svg, StringComparison.Ordinal);
+        using var json = JsonDocument.Parse(await File.ReadAllTextAsync(Path.Combine(_out, "compare.json")));
+        var results = json.RootElement.GetProperty("results");
+        Assert.Equal(2, results.GetArrayLength());
+        Assert.All(results.EnumerateArray(), r => Assert.True(r.GetProperty("threads").GetArrayLength() >= 2, "thread count sampled once a second"));
+    }
+
+    [Fact]
+    public async Task LoadScript_LoadsARunningServer_WithAnInstalledTool()
+    {
+        // hey is one of the tools .ci/run installs, so under CI it must be there (a missing hey fails the test); elsewhere the
+        // script's own fallback, the load runner, stands in.
+        var tool = Environment.GetEnvironmentVariable("CI") == "true" || OnPath("hey") ? "hey" : "runner";
+        await using var server = await ServerProcess.StartAsync(new ServerOptions { AppPath = LoadExperiment.AppPath }).WaitAsync(TestTimeout);
+        var script = Path.Combine(RepositoryRoot(), "scripts", "load.sh");
+        var start = new ProcessStartInfo("bash") { RedirectStandardOutput = true, RedirectStandardError = true, WorkingDirectory = Path.GetTempPath() };
+        foreach (var argument in new[] { script, "taskasyncwait", "10", "2s" })
+        {
+            start.ArgumentList.Add(argument);
+        }
+
+        start.Environment["BASE_URL"] = server.BaseAddress.ToString().TrimEnd('/');
+        start.Environment["LOAD_TOOL"] = tool;
+
+        using var process = Process.Start(start)!;
+        var stdout = process.StandardOutput.ReadToEndAsync();
+        var stderr = process.StandardError.ReadToEndAsync();
+        await process.WaitForExitAsync().WaitAsync(TestTimeout);
+
+        var text = $"{await stdout}\n{await stderr}";
+        Assert.True(process.ExitCode == 0, text);
+        Assert.Contains(tool == "hey" ? "[200]" : "200 - ", text, StringComparison.Ordinal);
+    }
+
+    public void Dispose() => Directory.Delete(_out, recursive: true);
+
+    private static bool OnPath(string program) =>
+        (Environment.GetEnvironmentVariable("PATH") ?? string.Empty).Split(Path.PathSeparator).Any(dir => File.Exists(Path.Combine(dir, program)));
+
+    private static string RepositoryRoot()
+    {
+        for (var dir = new DirectoryInfo(AppContext.BaseDirectory); dir is not null; dir = dir.Parent)
+        {
+            if (File.Exists(Path.Combine(dir.FullName, "DiagnosticScenarios.sln")))
+            {
+                return dir.FullName;
+            }
+        }
+
+        throw new DirectoryNotFoundException($"No DiagnosticScenarios.sln above {AppContext.BaseDirectory}.");
+    }
+}
