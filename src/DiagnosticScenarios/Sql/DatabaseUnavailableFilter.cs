@@ -37,6 +37,7 @@ public sealed partial class DatabaseUnavailableFilter(SqlScenarioDatabase databa
         context.HttpContext.Response.Headers.RetryAfter = SqlScenarioDatabase.ConnectTimeoutSeconds.ToString(System.Globalization.CultureInfo.InvariantCulture);
         context.Result = new ObjectResult(new ProblemDetails
         {
+            Type = "https://tools.ietf.org/html/rfc9110#section-15.6.4",
             Status = StatusCodes.Status503ServiceUnavailable,
             Title = $"The {provider} database is not available.",
             Detail = cause,

@@ -1,11 +1,13 @@
 using System.Buffers.Binary;
 using System.Net.Sockets;
+using System.Globalization;
 using System.Text;
+using System.Text.RegularExpressions;
 
 namespace DiagnosticScenarios.Sql.Tds;
 
 /// <summary>The few MS-TDS constants the responder needs (packet types, tokens, DONE status bits).</summary>
-public static class TdsProtocol
+public static partial class TdsProtocol
 {
     public const int HeaderLength = 8;
     public const int DefaultPacketSize = 4096;
@@ -115,6 +117,39 @@ public static class TdsProtocol
         writer.Write(Encoding.Unicode.GetBytes(value));
     }
 
+    /// <summary>The text of a SQL batch: ALL_HEADERS (TDS 7.2+, a total length that counts itself), then UTF-16LE.</summary>
+    public static string ReadBatchText(byte[] payload)
+    {
+        var headersLength = payload.Length >= 4 ? BinaryPrimitives.ReadInt32LittleEndian(payload) : 0;
+        if (headersLength < 4 || headersLength > payload.Length)
+        {
+            throw new InvalidDataException("The SQL batch has no valid ALL_HEADERS block.");
+        }
+
+        return Encoding.Unicode.GetString(payload, headersLength, payload.Length - headersLength);
+    }
+
+    /// <summary>Parses <c>WAITFOR DELAY 'hh:mm:ss[.fff]'</c>; null for anything else.</summary>
+    public static TimeSpan? ParseWaitforDelay(string text)
+    {
+        var match = WaitforDelay().Match(text);
+        if (!match.Success)
+        {
+            return null;
+        }
+
+        var hours = int.Parse(match.Groups["h"].Value, CultureInfo.InvariantCulture);
+        var minutes = int.Parse(match.Groups["m"].Value, CultureInfo.InvariantCulture);
+        var seconds = int.Parse(match.Groups["s"].Value, CultureInfo.InvariantCulture);
+        var fraction = match.Groups["f"].Success ? match.Groups["f"].Value.PadRight(3, '0') : "0";
+        if (hours > 23 || minutes > 59 || seconds > 59)
+        {
+            return null;
+        }
+
+        return new TimeSpan(0, hours, minutes, seconds, int.Parse(fraction, CultureInfo.InvariantCulture));
+    }
+
     private static bool ReadExactly(Socket socket, byte[] buffer, bool allowCleanEnd)
     {
         var read = 0;
@@ -145,6 +180,9 @@ public static class TdsProtocol
             sent += socket.Send(packet, sent, packet.Length - sent, SocketFlags.None);
         }
     }
+
+    [GeneratedRegex(@"^\s*WAITFOR\s+DELAY\s+'(?<h>\d{1,2}):(?<m>\d{1,2}):(?<s>\d{1,2})(?:\.(?<f>\d{1,3}))?'\s*;?\s*$", RegexOptions.IgnoreCase | RegexOptions.CultureInvariant)]
+    private static partial Regex WaitforDelay();
 }
 
 /// <summary>One reassembled TDS message: its packet type and the concatenated payloads.</summary>

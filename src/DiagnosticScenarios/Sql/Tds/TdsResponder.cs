@@ -28,6 +28,7 @@ public sealed partial class TdsResponder(ILogger<TdsResponder> logger) : IDispos
     private Thread? _acceptThread;
     private int _port;
     private int _connectionCounter;
+    private long _attentionCount;
 
     /// <summary>The loopback port, fixed at the first start and kept across restarts so connection strings stay valid.</summary>
     public int Port
@@ -51,6 +52,9 @@ public sealed partial class TdsResponder(ILogger<TdsResponder> logger) : IDispos
             }
         }
     }
+
+    /// <summary>Attentions acknowledged so far: each is a command timeout or a cancellation the client sent.</summary>
+    public long AttentionCount => Interlocked.Read(ref _attentionCount);
 
     /// <summary>Open connections right now.</summary>
     public int ConnectionCount => _connections.Count;
@@ -113,6 +117,8 @@ public sealed partial class TdsResponder(ILogger<TdsResponder> logger) : IDispos
     }
 
     public void Dispose() => Stop();
+
+    internal void RecordAttention() => Interlocked.Increment(ref _attentionCount);
 
     internal void Record(WaitforTiming timing)
     {

@@ -3,12 +3,11 @@ using System.Diagnostics;
 using System.Globalization;
 using System.Net.Sockets;
 using System.Text;
-using System.Text.RegularExpressions;
 
 namespace DiagnosticScenarios.Sql.Tds;
 
 /// <summary>One client connection, served on its own thread: PRELOGIN, LOGIN7, then SQL batches and attentions.</summary>
-internal sealed partial class TdsSession(Socket socket, TdsResponder responder)
+internal sealed class TdsSession(Socket socket, TdsResponder responder)
 {
     private const int ErrorNumber = 50000;
     private const byte ErrorClass = 16;
@@ -33,6 +32,7 @@ internal sealed partial class TdsSession(Socket socket, TdsResponder responder)
                     break;
                 case TdsProtocol.Attention:
                     // Nothing is running (the batch finished as the attention crossed it): still acknowledge it.
+                    responder.RecordAttention();
                     Send(Done(TdsProtocol.DoneAttention));
                     break;
                 default:
@@ -42,44 +42,11 @@ internal sealed partial class TdsSession(Socket socket, TdsResponder responder)
         }
     }
 
-    /// <summary>The text of a SQL batch: ALL_HEADERS (TDS 7.2+, a total length that counts itself), then UTF-16LE.</summary>
-    internal static string ReadBatchText(byte[] payload)
-    {
-        var headersLength = payload.Length >= 4 ? BinaryPrimitives.ReadInt32LittleEndian(payload) : 0;
-        if (headersLength < 4 || headersLength > payload.Length)
-        {
-            throw new InvalidDataException("The SQL batch has no valid ALL_HEADERS block.");
-        }
-
-        return Encoding.Unicode.GetString(payload, headersLength, payload.Length - headersLength);
-    }
-
-    /// <summary>Parses <c>WAITFOR DELAY 'hh:mm:ss[.fff]'</c>; null for anything else.</summary>
-    internal static TimeSpan? ParseWaitforDelay(string text)
-    {
-        var match = WaitforDelay().Match(text);
-        if (!match.Success)
-        {
-            return null;
-        }
-
-        var hours = int.Parse(match.Groups["h"].Value, CultureInfo.InvariantCulture);
-        var minutes = int.Parse(match.Groups["m"].Value, CultureInfo.InvariantCulture);
-        var seconds = int.Parse(match.Groups["s"].Value, CultureInfo.InvariantCulture);
-        var fraction = match.Groups["f"].Success ? match.Groups["f"].Value.PadRight(3, '0') : "0";
-        if (hours > 23 || minutes > 59 || seconds > 59)
-        {
-            return null;
-        }
-
-        return new TimeSpan(0, hours, minutes, seconds, int.Parse(fraction, CultureInfo.InvariantCulture));
-    }
-
     private void RunBatch(byte[] payload)
     {
         var received = Stopwatch.GetTimestamp();
-        var text = ReadBatchText(payload);
-        if (ParseWaitforDelay(text) is not { } delay)
+        var text = TdsProtocol.ReadBatchText(payload);
+        if (TdsProtocol.ParseWaitforDelay(text) is not { } delay)
         {
             Send(Error($"The embedded TDS responder only understands WAITFOR DELAY 'hh:mm:ss[.fff]'; it received: {Shorten(text)}"));
             return;
@@ -94,12 +61,14 @@ internal sealed partial class TdsSession(Socket socket, TdsResponder responder)
                 throw new InvalidDataException($"A TDS message of type 0x{interruption.Type:X2} arrived while a batch was running.");
             }
 
+            responder.RecordAttention();
             Send(Done(TdsProtocol.DoneAttention));
             return;
         }
 
-        Send(Done(TdsProtocol.DoneFinal));
+        // Recorded as the DONE goes out, before the client can read it and look at the timings.
         responder.Record(new WaitforTiming(delay, due, Stopwatch.GetTimestamp()));
+        Send(Done(TdsProtocol.DoneFinal));
     }
 
     /// <summary>Blocks this connection's own thread until <paramref name="due"/>, or until the client sends something.</summary>
@@ -234,7 +203,4 @@ internal sealed partial class TdsSession(Socket socket, TdsResponder responder)
     }
 
     private static string Shorten(string text) => text.Length <= 200 ? text : string.Concat(text.AsSpan(0, 200), "…");
-
-    [GeneratedRegex(@"^\s*WAITFOR\s+DELAY\s+'(?<h>\d{1,2}):(?<m>\d{1,2}):(?<s>\d{1,2})(?:\.(?<f>\d{1,3}))?'\s*;?\s*$", RegexOptions.IgnoreCase | RegexOptions.CultureInvariant)]
-    private static partial Regex WaitforDelay();
 }
