@@ -99,7 +99,11 @@ public abstract class SqlLoadAssertions(SqlLoadMeasurements measurements, ITestO
         var figures = SqlLoadMeasurements.Describe(result);
         output.WriteLine($"{measurements.Provider} {figures}");
 
+        // Measured on a shared 2-core machine (load average 2–5): Embedded 118.1 2xx/s (98 %) in 1 run;
+        // PostgreSql 100.5 and 114.3 2xx/s (84 %, 95 %) in 2 runs.
         Assert.True(SqlLoadMeasurements.SuccessesPerSecond(result) >= 0.8 * SqlLoadMeasurements.LimitRequestsPerSecond, $"throughput below 80 % of connections/delay. {figures}");
+        // Measured: Embedded p95 1084 ms in 1 run; PostgreSql p95 1517 and 1307 ms in 2 runs. The slow tail is the first
+        // second: 120 new connections (PostgreSQL: a backend fork and a SCRAM login each) in a cold pool.
         Assert.True(result.Load.Latency.P95 <= 1.5 * SqlLoadMeasurements.DelayMs, $"p95 {result.Load.Latency.P95:0} ms > 1.5 × delay. {figures}");
         Assert.True(result.Load.Failures == 0, $"failures. {figures}");
     }
@@ -112,6 +116,8 @@ public abstract class SqlLoadAssertions(SqlLoadMeasurements measurements, ITestO
         output.WriteLine($"{measurements.Provider}\n{figures}");
 
         var ratio = SqlLoadMeasurements.SuccessesPerSecond(bad) / SqlLoadMeasurements.SuccessesPerSecond(good);
+        // Measured: 0–1 % of async's on Embedded (1 run) and 0–4 % on PostgreSql (2 runs): with two processors, a cold
+        // pool and 8 s, the blocked shapes barely start (most requests time out; see docs/sql.md for why).
         Assert.True(ratio <= 1.0 / 3, $"{scenario}: {ratio:P0} of async's throughput, more than a third. {figures}");
     }
 }
@@ -123,7 +129,6 @@ public sealed class EmbeddedSqlLoadTests(EmbeddedSqlLoadMeasurements measurement
     [Fact]
     public void AsyncShape_ServesNearConnectionsPerDelay_With120ConnectionsOnTheEmbeddedResponder()
     {
-        // Measured: see the report; values are written beside the thresholds there.
         AssertAsyncNearTheLimit();
     }
 
