@@ -1,5 +1,6 @@
 using System.ComponentModel.DataAnnotations;
 using System.Globalization;
+using System.Runtime.CompilerServices;
 using Microsoft.AspNetCore.Mvc;
 
 namespace DiagnosticScenarios.Sql;
@@ -12,12 +13,13 @@ namespace DiagnosticScenarios.Sql;
 /// <remarks>
 /// Each response carries <c>X-Connection-Wait-Ms</c>: the time spent opening the connection (waiting for the
 /// pool, or logging in when the pool is cold), so a pool that is too small is visible, not mistaken for the threads.
+/// The same time goes to the <c>DiagnosticScenarios.Sql</c> meter.
 /// </remarks>
 [ApiController]
 [Route("api/sqlscenario")]
 [Produces("text/plain")]
 [ServiceFilter<DatabaseUnavailableFilter>]
-public sealed class SqlScenarioController(SqlScenarioDatabase database) : ControllerBase
+public sealed class SqlScenarioController(SqlScenarioDatabase database, SqlScenarioMetrics metrics) : ControllerBase
 {
     /// <summary>The response header that reports how long opening the connection took, in milliseconds.</summary>
     public const string ConnectionWaitHeader = "X-Connection-Wait-Ms";
@@ -96,8 +98,12 @@ public sealed class SqlScenarioController(SqlScenarioDatabase database) : Contro
         return "success:sql-async";
     }
 
-    private DelayQuery Query(int? delayMs) => new(
+    private DelayQuery Query(int? delayMs, [CallerMemberName] string scenario = "") => new(
         database,
         TimeSpan.FromMilliseconds(delayMs ?? DefaultDelayMs),
-        opened => Response.Headers[ConnectionWaitHeader] = ((long)opened.TotalMilliseconds).ToString(CultureInfo.InvariantCulture));
+        opened =>
+        {
+            Response.Headers[ConnectionWaitHeader] = ((long)opened.TotalMilliseconds).ToString(CultureInfo.InvariantCulture);
+            metrics.RecordConnectionWait(opened, database.Provider, scenario.ToLowerInvariant());
+        });
 }

@@ -100,7 +100,7 @@ public sealed class SqlScenarioDatabase(IOptions<DatabaseOptions> options, IConf
                 return WithDefaults(
                     configuration.GetConnectionString("PostgreSql")
                         ?? throw new InvalidOperationException("Database:Provider is PostgreSql but ConnectionStrings:PostgreSql is not set."),
-                    (["Maximum Pool Size", "Max Pool Size", "MaxPoolSize"], MaxPoolSize.ToString(CultureInfo.InvariantCulture)),
+                    (["Maximum Pool Size", "MaxPoolSize"], MaxPoolSize.ToString(CultureInfo.InvariantCulture)),
                     (["Timeout"], ConnectTimeoutSeconds.ToString(CultureInfo.InvariantCulture)));
             default:
                 throw new UnreachableException($"Unknown database provider {provider}.");

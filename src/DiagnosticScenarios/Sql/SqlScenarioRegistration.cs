@@ -14,6 +14,7 @@ public static class SqlScenarioRegistration
 
         services.AddSingleton<TdsResponder>();
         services.AddSingleton<SqlScenarioDatabase>();
+        services.AddSingleton<SqlScenarioMetrics>();
         services.AddScoped<DatabaseUnavailableFilter>();
         services.AddHostedService<EmbeddedResponderService>();
         return services;

@@ -139,6 +139,28 @@ public sealed class PostgreSqlScenarioTests(PostgreSqlAppFactory factory)
         Assert.Equal(0, sleeping);
     }
 
+    [PostgreSqlFact]
+    public async Task ConnectionWaitHeader_ShowsTheTimeSpentWaitingForThePool_WhenThePoolIsTooSmall()
+    {
+        var onePooled = new NpgsqlConnectionStringBuilder(PostgreSqlEnvironment.RequireConnectionString()) { MaxPoolSize = 1 };
+        await using var small = factory.WithWebHostBuilder(b => b.UseSetting("ConnectionStrings:PostgreSql", onePooled.ConnectionString));
+        using var client = small.CreateClient();
+        using var warm = await client.GetAsync(new Uri("/api/sqlscenario/async?delayMs=0", UriKind.Relative)).WaitAsync(Timeout);
+
+        var both = await Task.WhenAll(
+            client.GetAsync(new Uri("/api/sqlscenario/async?delayMs=600", UriKind.Relative)),
+            client.GetAsync(new Uri("/api/sqlscenario/async?delayMs=600", UriKind.Relative))).WaitAsync(Timeout);
+
+        var waits = both.Select(r => long.Parse(r.Headers.GetValues(SqlScenarioController.ConnectionWaitHeader).Single(), CultureInfo.InvariantCulture)).Order().ToList();
+        Assert.All(both, r => Assert.Equal(HttpStatusCode.OK, r.StatusCode));
+        Assert.InRange(waits[0], 0, 300);
+        Assert.InRange(waits[1], 500, 30_000);
+        foreach (var response in both)
+        {
+            response.Dispose();
+        }
+    }
+
     private static async Task<long> CountActiveSleepsAsync(string connectionString, string text)
     {
         await using var connection = new NpgsqlConnection(new NpgsqlConnectionStringBuilder(connectionString) { Pooling = false }.ConnectionString);
