@@ -32,7 +32,10 @@ public sealed partial class DatabaseUnavailableFilter(SqlScenarioDatabase databa
         var provider = database.Provider.ToString();
         var cause = Describe(error);
         LogUnavailable(logger, provider, cause);
-        database.ClearPool();
+        if (error is not DatabaseConfigurationException)
+        {
+            database.ClearPool();
+        }
 
         context.HttpContext.Response.Headers.RetryAfter = SqlScenarioDatabase.ConnectTimeoutSeconds.ToString(System.Globalization.CultureInfo.InvariantCulture);
         context.Result = new ObjectResult(new ProblemDetails
@@ -53,7 +56,7 @@ public sealed partial class DatabaseUnavailableFilter(SqlScenarioDatabase databa
 
     // SqlClient reports "no connection free in the pool" as InvalidOperationException, not as a SqlException.
     private static bool IsDatabaseFailure(Exception error) =>
-        error is DbException or TimeoutException
+        error is DbException or TimeoutException or DatabaseConfigurationException
         || (error is InvalidOperationException && error.Message.Contains("connection from the pool", StringComparison.Ordinal))
         || (error is InvalidOperationException && error.InnerException is DbException);
 

@@ -26,7 +26,8 @@ public sealed class SqlScenarioDatabase(IOptions<DatabaseOptions> options, IConf
     // Beyond the WAITFOR itself: the command timeout must never fire before the longest allowed delay ends.
     private const int CommandTimeoutMarginSeconds = 30;
 
-    private readonly Lazy<string> _connectionString = new(() => BuildConnectionString(options.Value.Provider, configuration, services));
+    // PublicationOnly: a failure is not cached, so a fixed configuration takes effect without a restart.
+    private readonly Lazy<string> _connectionString = new(() => BuildConnectionString(options.Value.Provider, configuration, services), LazyThreadSafetyMode.PublicationOnly);
 
     public DatabaseProvider Provider => options.Value.Provider;
 
@@ -34,9 +35,22 @@ public sealed class SqlScenarioDatabase(IOptions<DatabaseOptions> options, IConf
     public string ConnectionString => _connectionString.Value;
 
     /// <summary>A new, closed connection for the configured provider.</summary>
-    public DbConnection CreateConnection() => Provider == DatabaseProvider.PostgreSql
-        ? new NpgsqlConnection(ConnectionString)
-        : new SqlConnection(ConnectionString);
+    /// <exception cref="DatabaseConfigurationException">The connection string is missing or does not parse.</exception>
+    public DbConnection CreateConnection()
+    {
+        try
+        {
+            return Provider == DatabaseProvider.PostgreSql
+                ? new NpgsqlConnection(ConnectionString)
+                : new SqlConnection(ConnectionString);
+        }
+        catch (ArgumentException e)
+        {
+            throw new DatabaseConfigurationException($"ConnectionStrings:{ConfigurationName} is not valid: {e.Message}", e);
+        }
+    }
+
+    private string ConfigurationName => Provider == DatabaseProvider.PostgreSql ? "PostgreSql" : "SqlServer";
 
     /// <summary>A command on <paramref name="connection"/> that makes the server wait <paramref name="delay"/> before it answers.</summary>
     public DbCommand CreateDelayCommand(DbConnection connection, TimeSpan delay)
@@ -92,14 +106,14 @@ public sealed class SqlScenarioDatabase(IOptions<DatabaseOptions> options, IConf
             case DatabaseProvider.SqlServer:
                 return WithDefaults(
                     configuration.GetConnectionString("SqlServer")
-                        ?? throw new InvalidOperationException("Database:Provider is SqlServer but ConnectionStrings:SqlServer is not set."),
+                        ?? throw new DatabaseConfigurationException("Database:Provider is SqlServer but ConnectionStrings:SqlServer is not set."),
                     (["Max Pool Size", "MaxPoolSize"], MaxPoolSize.ToString(CultureInfo.InvariantCulture)),
                     (["Connect Timeout", "Connection Timeout", "ConnectTimeout", "Timeout"], ConnectTimeoutSeconds.ToString(CultureInfo.InvariantCulture)),
                     (["Pool Blocking Period", "PoolBlockingPeriod"], nameof(PoolBlockingPeriod.NeverBlock)));
             case DatabaseProvider.PostgreSql:
                 return WithDefaults(
                     configuration.GetConnectionString("PostgreSql")
-                        ?? throw new InvalidOperationException("Database:Provider is PostgreSql but ConnectionStrings:PostgreSql is not set."),
+                        ?? throw new DatabaseConfigurationException("Database:Provider is PostgreSql but ConnectionStrings:PostgreSql is not set."),
                     (["Maximum Pool Size", "MaxPoolSize"], MaxPoolSize.ToString(CultureInfo.InvariantCulture)),
                     (["Timeout"], ConnectTimeoutSeconds.ToString(CultureInfo.InvariantCulture)));
             default:

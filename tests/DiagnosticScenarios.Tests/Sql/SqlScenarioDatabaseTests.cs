@@ -46,6 +46,24 @@ public sealed class SqlScenarioDatabaseTests
         Assert.Equal(7, connectionString.MaxPoolSize);
     }
 
+    [Theory]
+    [InlineData("PostgreSql", "Host=127.0.0.1;Nonsense=1", "Nonsense")]
+    [InlineData("SqlServer", "Server=127.0.0.1;Nonsense=1", "nonsense")]
+    public async Task SqlScenario_Answers503NamingTheSetting_WhenTheConnectionStringDoesNotParse(string provider, string configured, string named)
+    {
+        await using var factory = Configure(provider, provider, configured);
+        using var client = factory.CreateClient();
+
+        using var response = await client.GetAsync(new Uri("/api/sqlscenario/async?delayMs=0", UriKind.Relative)).DefaultTimeout();
+
+        Assert.Equal(System.Net.HttpStatusCode.ServiceUnavailable, response.StatusCode);
+        using var problem = System.Text.Json.JsonDocument.Parse(await response.Content.ReadAsStringAsync().DefaultTimeout());
+        Assert.Equal(provider, problem.RootElement.GetProperty("provider").GetString());
+        var detail = problem.RootElement.GetProperty("detail").GetString();
+        Assert.Contains($"ConnectionStrings:{provider}", detail, StringComparison.Ordinal);
+        Assert.Contains(named, detail, StringComparison.OrdinalIgnoreCase);
+    }
+
     private static WebApplicationFactory<Program> Configure(string provider, string name, string? connectionString) =>
         new WebApplicationFactory<Program>().WithWebHostBuilder(b =>
         {
