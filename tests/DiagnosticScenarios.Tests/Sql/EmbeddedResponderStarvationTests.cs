@@ -26,10 +26,12 @@ public sealed class EmbeddedResponderStarvationTests(ITestOutputHelper output)
 
     // Pool threads start at the processor count and grow ~2 a second under starvation: 100 blocking requests of
     // 500 ms take several seconds in a starved pool; a pool queue delay of this much proves it was starved.
+    // Measured: 9512, 3527 and 3984 ms in 3 runs.
     private static readonly TimeSpan StarvedQueueDelay = TimeSpan.FromMilliseconds(500);
 
     // The responder's threads wake from poll(2) at the deadline; on a busy 2-core machine that is a few ms late,
-    // an order of magnitude under what the starved pool shows.
+    // an order of magnitude under what the starved pool shows. Measured: 1.8, 30.9 and 4.3 ms in 3 runs on a shared
+    // 2-core machine (load average about 4).
     private static readonly TimeSpan OnTime = TimeSpan.FromMilliseconds(100);
 
     [Fact]
