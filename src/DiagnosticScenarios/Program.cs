@@ -1,5 +1,6 @@
 using DiagnosticScenarios.Infrastructure;
 using DiagnosticScenarios.Scenarios;
+using DiagnosticScenarios.Sql;
 
 var builder = WebApplication.CreateBuilder(args);
 
@@ -8,6 +9,9 @@ builder.Services.AddScenarioControllers();
 
 // The mock database and Microsoft's diagnostics scenarios (deadlock, memleak, ...).
 builder.Services.AddScenarios(builder.Configuration);
+
+// The SQL WAITFOR DELAY family over the configured database (Database:Provider, Embedded by default).
+builder.Services.AddSqlScenarios(builder.Configuration);
 
 // OpenAPI document at /openapi/v1.json; Swagger UI reads it at /swagger.
 builder.Services.AddOpenApi();

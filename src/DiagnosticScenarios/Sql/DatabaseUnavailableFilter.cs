@@ -1,0 +1,79 @@
+using System.Data.Common;
+using Microsoft.AspNetCore.Mvc;
+using Microsoft.AspNetCore.Mvc.Filters;
+
+namespace DiagnosticScenarios.Sql;
+
+/// <summary>
+/// Turns a database failure (down, unreachable, mis-configured, pool exhausted) into a 503 ProblemDetails that names
+/// the provider and the cause, and clears the pool so the scenarios recover by themselves when the database is back.
+/// </summary>
+public sealed partial class DatabaseUnavailableFilter(SqlScenarioDatabase database, ILogger<DatabaseUnavailableFilter> logger) : IExceptionFilter
+{
+    /// <summary>Nginx's "client closed request": logged only, nobody is left to read it.</summary>
+    private const int ClientClosedRequest = 499;
+
+    public void OnException(ExceptionContext context)
+    {
+        var error = context.Exception is AggregateException { InnerExceptions: [var inner] } ? inner : context.Exception;
+        if (context.HttpContext.RequestAborted.IsCancellationRequested && error is DbException or OperationCanceledException)
+        {
+            // The client went away and the driver cancelled the command on the server: nothing failed.
+            context.Result = new StatusCodeResult(ClientClosedRequest);
+            context.ExceptionHandled = true;
+            return;
+        }
+
+        if (!IsDatabaseFailure(error))
+        {
+            return;
+        }
+
+        var provider = database.Provider.ToString();
+        var cause = Describe(error);
+        LogUnavailable(logger, provider, cause);
+        if (error is not DatabaseConfigurationException)
+        {
+            database.ClearPool();
+        }
+
+        context.HttpContext.Response.Headers.RetryAfter = SqlScenarioDatabase.ConnectTimeoutSeconds.ToString(System.Globalization.CultureInfo.InvariantCulture);
+        context.Result = new ObjectResult(new ProblemDetails
+        {
+            Type = "https://tools.ietf.org/html/rfc9110#section-15.6.4",
+            Status = StatusCodes.Status503ServiceUnavailable,
+            Title = $"The {provider} database is not available.",
+            Detail = cause,
+            Instance = context.HttpContext.Request.Path,
+            Extensions = { ["provider"] = provider },
+        })
+        {
+            StatusCode = StatusCodes.Status503ServiceUnavailable,
+            ContentTypes = { "application/problem+json" },
+        };
+        context.ExceptionHandled = true;
+    }
+
+    // SqlClient reports "no connection free in the pool" as InvalidOperationException, not as a SqlException.
+    private static bool IsDatabaseFailure(Exception error) =>
+        error is DbException or TimeoutException or DatabaseConfigurationException
+        || (error is InvalidOperationException && error.Message.Contains("connection from the pool", StringComparison.Ordinal))
+        || (error is InvalidOperationException && error.InnerException is DbException);
+
+    private static string Describe(Exception error)
+    {
+        var messages = new List<string>();
+        for (var e = error; e is not null; e = e.InnerException)
+        {
+            if (!messages.Any(m => m.Contains(e.Message, StringComparison.Ordinal)))
+            {
+                messages.Add(e.Message.TrimEnd('.'));
+            }
+        }
+
+        return string.Join(": ", messages) + ".";
+    }
+
+    [LoggerMessage(Level = LogLevel.Warning, Message = "The {Provider} database is not available: {Cause}")]
+    private static partial void LogUnavailable(ILogger logger, string provider, string cause);
+}

@@ -1,0 +1,24 @@
+using System.Diagnostics.Metrics;
+
+namespace DiagnosticScenarios.Sql;
+
+/// <summary>
+/// Time spent opening a connection (waiting for the pool, or logging in a new one), per provider and shape, so a pool
+/// that is too small shows up beside the thread counts: <c>dotnet-counters monitor -n DiagnosticScenarios --counters DiagnosticScenarios.Sql</c>.
+/// </summary>
+public sealed class SqlScenarioMetrics
+{
+    public const string MeterName = "DiagnosticScenarios.Sql";
+
+    private readonly Histogram<double> _connectionWait;
+
+    public SqlScenarioMetrics(IMeterFactory meterFactory)
+    {
+        ArgumentNullException.ThrowIfNull(meterFactory);
+        var meter = meterFactory.Create(MeterName);
+        _connectionWait = meter.CreateHistogram<double>("diagnosticscenarios.sql.connection_wait", unit: "ms", description: "Time to open a connection: pool wait plus login when the pool has none free.");
+    }
+
+    public void RecordConnectionWait(TimeSpan wait, DatabaseProvider provider, string scenario) =>
+        _connectionWait.Record(wait.TotalMilliseconds, new KeyValuePair<string, object?>("provider", provider.ToString()), new KeyValuePair<string, object?>("scenario", scenario));
+}

@@ -1,0 +1,179 @@
+using System.Diagnostics;
+using System.Globalization;
+using System.Net;
+using System.Text.Json;
+using DiagnosticScenarios.Sql;
+using Microsoft.AspNetCore.Hosting;
+using Microsoft.AspNetCore.Mvc.Testing;
+using Microsoft.Extensions.DependencyInjection;
+using Npgsql;
+
+namespace DiagnosticScenarios.Tests.Sql;
+
+/// <summary>The SQL family against a real PostgreSQL with Npgsql (<c>SELECT pg_sleep(...)</c>), including its outages.</summary>
+[Collection(PostgreSqlTestGroup.Name)]
+public sealed class PostgreSqlScenarioTests(PostgreSqlAppFactory factory)
+{
+    private static readonly TimeSpan Timeout = TimeSpan.FromSeconds(30);
+
+    [PostgreSqlTheory]
+    [InlineData("sync")]
+    [InlineData("asyncsyncio")]
+    [InlineData("taskrun")]
+    [InlineData("wait")]
+    [InlineData("async")]
+    public async Task SqlScenario_AnswersSuccessAfterTheDelay_WithPostgreSqlProvider(string name)
+    {
+        PostgreSqlEnvironment.RequireConnectionString();
+        using var client = factory.CreateClient();
+        var started = Stopwatch.StartNew();
+
+        using var response = await client.GetAsync(new Uri($"/api/sqlscenario/{name}?delayMs=200", UriKind.Relative)).WaitAsync(Timeout);
+
+        Assert.Equal(HttpStatusCode.OK, response.StatusCode);
+        Assert.Equal($"success:sql-{name}", await response.Content.ReadAsStringAsync().WaitAsync(Timeout));
+        Assert.InRange(started.Elapsed, TimeSpan.FromMilliseconds(195), Timeout);
+        Assert.Single(response.Headers.GetValues(SqlScenarioController.ConnectionWaitHeader));
+    }
+
+    [PostgreSqlFact]
+    public async Task PostgreSql_AcceptsMoreConnectionsThanThePool_AndThePoolFitsTheDemoLoad()
+    {
+        await using var connection = new NpgsqlConnection(PostgreSqlEnvironment.RequireConnectionString());
+        await connection.OpenAsync().WaitAsync(Timeout);
+        await using var command = new NpgsqlCommand("SHOW max_connections", connection);
+
+        var maxConnections = int.Parse((string)(await command.ExecuteScalarAsync().WaitAsync(Timeout))!, CultureInfo.InvariantCulture);
+
+        var poolSize = new NpgsqlConnectionStringBuilder(factory.Services.GetRequiredService<SqlScenarioDatabase>().ConnectionString).MaxPoolSize;
+        Assert.InRange(poolSize, 125, int.MaxValue);
+        Assert.True(maxConnections > poolSize, $"max_connections {maxConnections} must exceed the pool size {poolSize}.");
+    }
+
+    [PostgreSqlFact]
+    public async Task SqlScenario_Answers503NamingThePostgreSqlCause_WhileItIsStoppedAndRecoversWhenItStarts()
+    {
+        PostgreSqlEnvironment.RequireConnectionString();
+        using var client = factory.CreateClient();
+        using var warm = await client.GetAsync(new Uri("/api/sqlscenario/async?delayMs=0", UriKind.Relative)).WaitAsync(Timeout);
+        Assert.Equal(HttpStatusCode.OK, warm.StatusCode);
+
+        await PostgresScript.RunAsync("stop");
+        try
+        {
+            foreach (var name in new[] { "sync", "async", "wait" })
+            {
+                var started = Stopwatch.StartNew();
+                using var down = await client.GetAsync(new Uri($"/api/sqlscenario/{name}?delayMs=0", UriKind.Relative)).WaitAsync(Timeout);
+
+                Assert.Equal(HttpStatusCode.ServiceUnavailable, down.StatusCode);
+                Assert.InRange(started.Elapsed, TimeSpan.Zero, TimeSpan.FromSeconds(SqlScenarioDatabase.ConnectTimeoutSeconds + 5));
+                using var problem = JsonDocument.Parse(await down.Content.ReadAsStringAsync().WaitAsync(Timeout));
+                Assert.Equal("PostgreSql", problem.RootElement.GetProperty("provider").GetString());
+                Assert.False(string.IsNullOrWhiteSpace(problem.RootElement.GetProperty("detail").GetString()));
+            }
+
+            using var ping = await client.GetAsync(new Uri("/api/diagscenario/ping", UriKind.Relative)).WaitAsync(Timeout);
+            Assert.Equal(HttpStatusCode.OK, ping.StatusCode);
+        }
+        finally
+        {
+            await PostgresScript.RunAsync("start");
+        }
+
+        foreach (var name in new[] { "sync", "async" })
+        {
+            using var back = await client.GetAsync(new Uri($"/api/sqlscenario/{name}?delayMs=0", UriKind.Relative)).WaitAsync(Timeout);
+            Assert.Equal(HttpStatusCode.OK, back.StatusCode);
+        }
+    }
+
+    [PostgreSqlFact]
+    public async Task SqlScenario_Answers503WithTheServerMessage_WhenThePasswordIsWrong()
+    {
+        var wrong = new NpgsqlConnectionStringBuilder(PostgreSqlEnvironment.RequireConnectionString()) { Password = "not-the-password" };
+        await using var misconfigured = factory.WithWebHostBuilder(b => b.UseSetting("ConnectionStrings:PostgreSql", wrong.ConnectionString));
+        using var client = misconfigured.CreateClient();
+
+        using var response = await client.GetAsync(new Uri("/api/sqlscenario/async?delayMs=0", UriKind.Relative)).WaitAsync(Timeout);
+
+        Assert.Equal(HttpStatusCode.ServiceUnavailable, response.StatusCode);
+        using var problem = JsonDocument.Parse(await response.Content.ReadAsStringAsync().WaitAsync(Timeout));
+        Assert.Contains("password authentication failed", problem.RootElement.GetProperty("detail").GetString(), StringComparison.Ordinal);
+    }
+
+    [PostgreSqlFact]
+    public async Task SqlScenario_Answers503WithinTheConnectTimeout_WhenNothingListensOnThePort()
+    {
+        var unreachable = new NpgsqlConnectionStringBuilder(PostgreSqlEnvironment.RequireConnectionString()) { Port = UnusedPort() };
+        await using var misconfigured = factory.WithWebHostBuilder(b => b.UseSetting("ConnectionStrings:PostgreSql", unreachable.ConnectionString));
+        using var client = misconfigured.CreateClient();
+        var started = Stopwatch.StartNew();
+
+        using var response = await client.GetAsync(new Uri("/api/sqlscenario/sync?delayMs=0", UriKind.Relative)).WaitAsync(Timeout);
+
+        Assert.Equal(HttpStatusCode.ServiceUnavailable, response.StatusCode);
+        Assert.InRange(started.Elapsed, TimeSpan.Zero, TimeSpan.FromSeconds(SqlScenarioDatabase.ConnectTimeoutSeconds + 5));
+        Assert.Contains("PostgreSql", await response.Content.ReadAsStringAsync().WaitAsync(Timeout), StringComparison.Ordinal);
+    }
+
+    [PostgreSqlFact]
+    public async Task AsyncScenario_CancelsPgSleepOnTheServer_WhenTheClientDisconnects()
+    {
+        var connectionString = PostgreSqlEnvironment.RequireConnectionString();
+        using var client = factory.CreateClient();
+        using var disconnect = new CancellationTokenSource(TimeSpan.FromSeconds(1));
+
+        var request = await Record.ExceptionAsync(() => client.GetAsync(new Uri("/api/sqlscenario/async?delayMs=30000", UriKind.Relative), disconnect.Token).WaitAsync(Timeout));
+
+        Assert.IsAssignableFrom<OperationCanceledException>(request);
+        var deadline = Stopwatch.StartNew();
+        long sleeping;
+        do
+        {
+            await Task.Delay(100);
+            sleeping = await CountActiveSleepsAsync(connectionString, "pg_sleep(30.000)");
+        }
+        while (sleeping > 0 && deadline.Elapsed < TimeSpan.FromSeconds(10));
+
+        Assert.Equal(0, sleeping);
+    }
+
+    [PostgreSqlFact]
+    public async Task ConnectionWaitHeader_ShowsTheTimeSpentWaitingForThePool_WhenThePoolIsTooSmall()
+    {
+        var onePooled = new NpgsqlConnectionStringBuilder(PostgreSqlEnvironment.RequireConnectionString()) { MaxPoolSize = 1 };
+        await using var small = factory.WithWebHostBuilder(b => b.UseSetting("ConnectionStrings:PostgreSql", onePooled.ConnectionString));
+        using var client = small.CreateClient();
+        using var warm = await client.GetAsync(new Uri("/api/sqlscenario/async?delayMs=0", UriKind.Relative)).WaitAsync(Timeout);
+
+        var both = await Task.WhenAll(
+            client.GetAsync(new Uri("/api/sqlscenario/async?delayMs=600", UriKind.Relative)),
+            client.GetAsync(new Uri("/api/sqlscenario/async?delayMs=600", UriKind.Relative))).WaitAsync(Timeout);
+
+        var waits = both.Select(r => long.Parse(r.Headers.GetValues(SqlScenarioController.ConnectionWaitHeader).Single(), CultureInfo.InvariantCulture)).Order().ToList();
+        Assert.All(both, r => Assert.Equal(HttpStatusCode.OK, r.StatusCode));
+        Assert.InRange(waits[0], 0, 300);
+        Assert.InRange(waits[1], 500, 30_000);
+        foreach (var response in both)
+        {
+            response.Dispose();
+        }
+    }
+
+    private static async Task<long> CountActiveSleepsAsync(string connectionString, string text)
+    {
+        await using var connection = new NpgsqlConnection(new NpgsqlConnectionStringBuilder(connectionString) { Pooling = false }.ConnectionString);
+        await connection.OpenAsync().WaitAsync(Timeout);
+        await using var command = new NpgsqlCommand("SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND query LIKE '%' || @text || '%' AND pid <> pg_backend_pid()", connection);
+        command.Parameters.AddWithValue("text", text);
+        return (long)(await command.ExecuteScalarAsync().WaitAsync(Timeout))!;
+    }
+
+    private static int UnusedPort()
+    {
+        using var listener = new System.Net.Sockets.TcpListener(IPAddress.Loopback, 0);
+        listener.Start();
+        return ((IPEndPoint)listener.LocalEndpoint).Port;
+    }
+}

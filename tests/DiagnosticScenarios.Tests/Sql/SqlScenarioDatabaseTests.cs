@@ -1,0 +1,76 @@
+using DiagnosticScenarios.Sql;
+using Microsoft.AspNetCore.Hosting;
+using Microsoft.AspNetCore.Mvc.Testing;
+using Microsoft.Data.SqlClient;
+using Microsoft.Extensions.DependencyInjection;
+using Npgsql;
+
+namespace DiagnosticScenarios.Tests.Sql;
+
+/// <summary>The pool must fit the demo's 120–125 connections for every provider, unless a connection string says otherwise.</summary>
+public sealed class SqlScenarioDatabaseTests
+{
+    [Theory]
+    [InlineData("Embedded", null)]
+    [InlineData("SqlServer", "Server=tcp:127.0.0.1,1433;User ID=sa;Password=x")]
+    public async Task ConnectionString_PoolsTwoHundredWithAFiveSecondConnectTimeout_ForSqlClientProviders(string provider, string? configured)
+    {
+        await using var factory = Configure(provider, "SqlServer", configured);
+
+        var connectionString = new SqlConnectionStringBuilder(factory.Services.GetRequiredService<SqlScenarioDatabase>().ConnectionString);
+
+        Assert.Equal(SqlScenarioDatabase.MaxPoolSize, connectionString.MaxPoolSize);
+        Assert.Equal(SqlScenarioDatabase.ConnectTimeoutSeconds, connectionString.ConnectTimeout);
+        Assert.Equal(PoolBlockingPeriod.NeverBlock, connectionString.PoolBlockingPeriod);
+        Assert.True(SqlScenarioDatabase.MaxPoolSize >= 125);
+    }
+
+    [Fact]
+    public async Task ConnectionString_PoolsTwoHundredWithAFiveSecondTimeout_ForPostgreSqlWithoutExplicitValues()
+    {
+        await using var factory = Configure("PostgreSql", "PostgreSql", "Host=127.0.0.1;Username=u;Password=p");
+
+        var connectionString = new NpgsqlConnectionStringBuilder(factory.Services.GetRequiredService<SqlScenarioDatabase>().ConnectionString);
+
+        Assert.Equal(SqlScenarioDatabase.MaxPoolSize, connectionString.MaxPoolSize);
+        Assert.Equal(SqlScenarioDatabase.ConnectTimeoutSeconds, connectionString.Timeout);
+    }
+
+    [Fact]
+    public async Task ConnectionString_KeepsAnExplicitPoolSize_WhenTheConfiguredStringNamesOne()
+    {
+        await using var factory = Configure("PostgreSql", "PostgreSql", "Host=127.0.0.1;Username=u;Password=p;Maximum Pool Size=7");
+
+        var connectionString = new NpgsqlConnectionStringBuilder(factory.Services.GetRequiredService<SqlScenarioDatabase>().ConnectionString);
+
+        Assert.Equal(7, connectionString.MaxPoolSize);
+    }
+
+    [Theory]
+    [InlineData("PostgreSql", "Host=127.0.0.1;Nonsense=1", "Nonsense")]
+    [InlineData("SqlServer", "Server=127.0.0.1;Nonsense=1", "nonsense")]
+    public async Task SqlScenario_Answers503NamingTheSetting_WhenTheConnectionStringDoesNotParse(string provider, string configured, string named)
+    {
+        await using var factory = Configure(provider, provider, configured);
+        using var client = factory.CreateClient();
+
+        using var response = await client.GetAsync(new Uri("/api/sqlscenario/async?delayMs=0", UriKind.Relative)).DefaultTimeout();
+
+        Assert.Equal(System.Net.HttpStatusCode.ServiceUnavailable, response.StatusCode);
+        using var problem = System.Text.Json.JsonDocument.Parse(await response.Content.ReadAsStringAsync().DefaultTimeout());
+        Assert.Equal(provider, problem.RootElement.GetProperty("provider").GetString());
+        var detail = problem.RootElement.GetProperty("detail").GetString();
+        Assert.Contains($"ConnectionStrings:{provider}", detail, StringComparison.Ordinal);
+        Assert.Contains(named, detail, StringComparison.OrdinalIgnoreCase);
+    }
+
+    private static WebApplicationFactory<Program> Configure(string provider, string name, string? connectionString) =>
+        new WebApplicationFactory<Program>().WithWebHostBuilder(b =>
+        {
+            b.UseSetting("Database:Provider", provider);
+            if (connectionString is not null)
+            {
+                b.UseSetting($"ConnectionStrings:{name}", connectionString);
+            }
+        });
+}

@@ -1,0 +1,117 @@
+using System.Diagnostics;
+using System.Net;
+using System.Text.Json;
+using DiagnosticScenarios.Sql;
+using DiagnosticScenarios.Sql.Tds;
+using Microsoft.AspNetCore.Mvc.Testing;
+using Microsoft.Extensions.DependencyInjection;
+
+namespace DiagnosticScenarios.Tests.Sql;
+
+/// <summary>The SQL family through the app with its default provider: Embedded, Microsoft.Data.SqlClient against the hosted responder.</summary>
+public sealed class SqlScenarioEndpointTests(WebApplicationFactory<Program> factory) : IClassFixture<WebApplicationFactory<Program>>
+{
+    private static readonly TimeSpan Timeout = TimeSpan.FromSeconds(30);
+
+    [Theory]
+    [InlineData("sync")]
+    [InlineData("asyncsyncio")]
+    [InlineData("taskrun")]
+    [InlineData("wait")]
+    [InlineData("async")]
+    public async Task SqlScenario_AnswersSuccessAfterTheDelay_WithEmbeddedProvider(string name)
+    {
+        using var client = factory.CreateClient();
+        var started = Stopwatch.StartNew();
+
+        using var response = await client.GetAsync(new Uri($"/api/sqlscenario/{name}?delayMs=200", UriKind.Relative)).WaitAsync(Timeout);
+
+        Assert.Equal(HttpStatusCode.OK, response.StatusCode);
+        Assert.Equal($"success:sql-{name}", await response.Content.ReadAsStringAsync().WaitAsync(Timeout));
+        Assert.InRange(started.Elapsed, TimeSpan.FromMilliseconds(195), Timeout);
+        Assert.True(long.Parse(Assert.Single(response.Headers.GetValues(SqlScenarioController.ConnectionWaitHeader)), System.Globalization.CultureInfo.InvariantCulture) >= 0);
+    }
+
+    [Fact]
+    public async Task SqlScenario_WaitsOneSecond_WhenDelayMsIsOmitted()
+    {
+        using var client = factory.CreateClient();
+        var started = Stopwatch.StartNew();
+
+        using var response = await client.GetAsync(new Uri("/api/sqlscenario/async", UriKind.Relative)).WaitAsync(Timeout);
+
+        Assert.Equal(HttpStatusCode.OK, response.StatusCode);
+        Assert.InRange(started.Elapsed, TimeSpan.FromMilliseconds(995), Timeout);
+    }
+
+    [Theory]
+    [InlineData("60001")]
+    [InlineData("-1")]
+    [InlineData("abc")]
+    public async Task SqlScenario_Answers400ProblemDetails_WhenDelayMsIsOutOfRange(string delayMs)
+    {
+        using var client = factory.CreateClient();
+
+        using var response = await client.GetAsync(new Uri($"/api/sqlscenario/sync?delayMs={delayMs}", UriKind.Relative)).WaitAsync(Timeout);
+
+        Assert.Equal(HttpStatusCode.BadRequest, response.StatusCode);
+        Assert.Equal("application/problem+json", response.Content.Headers.ContentType?.MediaType);
+        Assert.Contains("0 to 60000", await response.Content.ReadAsStringAsync().WaitAsync(Timeout), StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public async Task SqlScenario_Answers503NamingTheProvider_WhileTheResponderIsDownAndRecoversWhenItIsBack()
+    {
+        using var client = factory.CreateClient();
+        var responder = factory.Services.GetRequiredService<TdsResponder>();
+        using var warm = await client.GetAsync(new Uri("/api/sqlscenario/async?delayMs=0", UriKind.Relative)).WaitAsync(Timeout);
+        Assert.Equal(HttpStatusCode.OK, warm.StatusCode);
+
+        responder.Stop();
+        try
+        {
+            foreach (var name in new[] { "sync", "async" })
+            {
+                var started = Stopwatch.StartNew();
+                using var down = await client.GetAsync(new Uri($"/api/sqlscenario/{name}?delayMs=0", UriKind.Relative)).WaitAsync(Timeout);
+
+                Assert.Equal(HttpStatusCode.ServiceUnavailable, down.StatusCode);
+                Assert.InRange(started.Elapsed, TimeSpan.Zero, TimeSpan.FromSeconds(SqlScenarioDatabase.ConnectTimeoutSeconds + 5));
+                using var problem = JsonDocument.Parse(await down.Content.ReadAsStringAsync().WaitAsync(Timeout));
+                Assert.Equal("Embedded", problem.RootElement.GetProperty("provider").GetString());
+                Assert.Contains("Embedded", problem.RootElement.GetProperty("title").GetString(), StringComparison.Ordinal);
+                Assert.False(string.IsNullOrWhiteSpace(problem.RootElement.GetProperty("detail").GetString()));
+            }
+
+            using var ping = await client.GetAsync(new Uri("/api/diagscenario/ping", UriKind.Relative)).WaitAsync(Timeout);
+            Assert.Equal(HttpStatusCode.OK, ping.StatusCode);
+        }
+        finally
+        {
+            responder.Start();
+        }
+
+        using var back = await client.GetAsync(new Uri("/api/sqlscenario/sync?delayMs=0", UriKind.Relative)).WaitAsync(Timeout);
+        Assert.Equal(HttpStatusCode.OK, back.StatusCode);
+    }
+
+    [Fact]
+    public async Task AsyncScenario_CancelsTheCommandOnTheServer_WhenTheClientDisconnects()
+    {
+        using var client = factory.CreateClient();
+        var responder = factory.Services.GetRequiredService<TdsResponder>();
+        var attentionsBefore = responder.AttentionCount;
+        using var disconnect = new CancellationTokenSource(TimeSpan.FromMilliseconds(500));
+
+        var request = await Record.ExceptionAsync(() => client.GetAsync(new Uri("/api/sqlscenario/async?delayMs=30000", UriKind.Relative), disconnect.Token).WaitAsync(Timeout));
+
+        Assert.IsAssignableFrom<OperationCanceledException>(request);
+        var deadline = Stopwatch.StartNew();
+        while (responder.AttentionCount == attentionsBefore && deadline.Elapsed < TimeSpan.FromSeconds(10))
+        {
+            await Task.Delay(50);
+        }
+
+        Assert.Equal(attentionsBefore + 1, responder.AttentionCount);
+    }
+}

@@ -1,0 +1,34 @@
+using System.Diagnostics;
+using System.Net;
+using Microsoft.AspNetCore.Hosting;
+using Microsoft.AspNetCore.Mvc.Testing;
+
+namespace DiagnosticScenarios.Tests.Sql;
+
+/// <summary>
+/// The SQL family against a real SQL Server (<c>scripts/sqlserver.sh</c>, Docker). Skipped, visibly, unless
+/// <c>SQLSERVER_CONNECTION_STRING</c> is set: no SQL Server runs in CI.
+/// </summary>
+public sealed class SqlServerScenarioTests
+{
+    private static readonly TimeSpan Timeout = TimeSpan.FromSeconds(60);
+
+    [SqlServerFact]
+    public async Task SqlScenario_EveryShapeAnswersSuccessAfterTheDelay_WithSqlServerProvider()
+    {
+        await using var factory = new WebApplicationFactory<Program>().WithWebHostBuilder(b => b
+            .UseSetting("Database:Provider", "SqlServer")
+            .UseSetting("ConnectionStrings:SqlServer", Environment.GetEnvironmentVariable("SQLSERVER_CONNECTION_STRING")));
+        using var client = factory.CreateClient();
+
+        foreach (var name in new[] { "sync", "asyncsyncio", "taskrun", "wait", "async" })
+        {
+            var started = Stopwatch.StartNew();
+            using var response = await client.GetAsync(new Uri($"/api/sqlscenario/{name}?delayMs=200", UriKind.Relative)).WaitAsync(Timeout);
+
+            Assert.Equal(HttpStatusCode.OK, response.StatusCode);
+            Assert.Equal($"success:sql-{name}", await response.Content.ReadAsStringAsync().WaitAsync(Timeout));
+            Assert.InRange(started.Elapsed, TimeSpan.FromMilliseconds(195), Timeout);
+        }
+    }
+}
