@@ -1,5 +1,6 @@
 using DiagnosticScenarios.Infrastructure;
 using DiagnosticScenarios.Scenarios;
+using DiagnosticScenarios.ThreadPoolHealth;
 
 var builder = WebApplication.CreateBuilder(args);
 
@@ -8,6 +9,9 @@ builder.Services.AddScenarioControllers();
 
 // The mock database and Microsoft's diagnostics scenarios (deadlock, memleak, ...).
 builder.Services.AddScenarios(builder.Configuration);
+
+// The starvation detector, per-endpoint attribution, the DiagnosticScenarios meter and the page's load control.
+builder.Services.AddThreadPoolHealth(builder.Configuration);
 
 // OpenAPI document at /openapi/v1.json; Swagger UI reads it at /swagger.
 builder.Services.AddOpenApi();
@@ -20,6 +24,10 @@ app.UseStatusCodePages();
 
 app.MapOpenApi();
 app.UseSwaggerUI(options => options.SwaggerEndpoint("/openapi/v1.json", "DiagnosticScenarios"));
+
+// The live page at / and the /api/threadpool API; attribution times every routed request after it.
+app.MapThreadPoolHealth();
+app.UseEndpointAttribution();
 
 app.MapControllers();
 
