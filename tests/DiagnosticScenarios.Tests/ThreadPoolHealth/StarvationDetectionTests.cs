@@ -1,10 +1,11 @@
 using System.Net.Http.Json;
+using DiagnosticScenarios.Tests.Load;
 using System.Text.Json;
 
 namespace DiagnosticScenarios.Tests.ThreadPoolHealth;
 
 /// <summary>The detector against a real, starved server in its own process (two processors, fresh pool per test).</summary>
-[Collection("Load")]
+[Collection(LoadCollectionDefinition.Name)]
 public sealed class StarvationDetectionTests
 {
     private static readonly TimeSpan Timeout = TimeSpan.FromSeconds(60);
