@@ -1,0 +1,93 @@
+using DiagnosticScenarios.LoadRunner.Load;
+using DiagnosticScenarios.LoadRunner.Server;
+
+namespace DiagnosticScenarios.LoadRunner.Compare;
+
+/// <summary>Measures each scenario on a fresh server process (a cold pool), one after the other, loaded from this process.</summary>
+public static class CompareRunner
+{
+    public static async Task<ComparisonResult> RunAsync(ComparisonOptions options, string commandLine, TextWriter log, CancellationToken cancellationToken = default)
+    {
+        ArgumentNullException.ThrowIfNull(options);
+        ArgumentNullException.ThrowIfNull(log);
+        var started = DateTimeOffset.UtcNow;
+        var results = new List<ScenarioResult>();
+        foreach (var scenario in options.SelectedScenarios)
+        {
+            await log.WriteLineAsync($"{scenario.Name}: fresh server, {options.Connections} connections for {options.Duration.TotalSeconds:0.#} s ...");
+            var result = await MeasureAsync(options, scenario, cancellationToken);
+            await log.WriteLineAsync(
+                $"{scenario.Name}: {result.Load.RequestsPerSecond:0.0} req/s, avg {result.Load.Latency.Average:0} ms, p99 {result.Load.Latency.P99:0} ms, " +
+                $"errors {result.Load.Failures}, threads peak {result.PeakThreads} end {result.ThreadsAtEnd}");
+            results.Add(result);
+        }
+
+        return new ComparisonResult
+        {
+            StartedAt = started,
+            Family = options.Family.Name,
+            Connections = options.Connections,
+            DurationSeconds = options.Duration.TotalSeconds,
+            DelayMs = options.EffectiveDelayMs,
+            ProcessorCount = options.ProcessorCount,
+            MinWorkerThreads = options.MinWorkerThreads,
+            Machine = $"{Environment.ProcessorCount} logical CPUs, {System.Runtime.InteropServices.RuntimeInformation.OSDescription}, .NET {Environment.Version}",
+            CommandLine = commandLine,
+            Results = results,
+        };
+    }
+
+    /// <summary>Fresh server, one warm-up request, then the load with the thread count sampled once a second and a ping probe alongside.</summary>
+    public static async Task<ScenarioResult> MeasureAsync(ComparisonOptions options, Scenario scenario, CancellationToken cancellationToken = default)
+    {
+        ArgumentNullException.ThrowIfNull(options);
+        ArgumentNullException.ThrowIfNull(scenario);
+        await using var server = await ServerProcess.StartAsync(
+            new ServerOptions
+            {
+                AppPath = options.AppPath,
+                ProcessorCount = options.ProcessorCount,
+                MinWorkerThreads = options.MinWorkerThreads,
+                ExtraEnvironment = options.Environment,
+            },
+            cancellationToken);
+
+        var url = options.Family.Url(server.BaseAddress, scenario, options.EffectiveDelayMs);
+        await WarmUpAsync(url, options.Timeout, cancellationToken);
+
+        var load = new LoadOptions { Url = url, Connections = options.Connections, Duration = options.Duration, Timeout = options.Timeout };
+        var ping = new LoadOptions
+        {
+            Url = new Uri(server.BaseAddress, "api/diagscenario/ping"),
+            // Ten pings a second, open loop, on connections of their own: latency counts from the intended send,
+            // so a stalled server cannot make the probe politely wait and look fast.
+            Connections = 10,
+            Duration = options.Duration,
+            Timeout = options.Timeout,
+            Rate = 10,
+        };
+
+        using var sampler = server.SampleThreadCount(TimeSpan.FromSeconds(1));
+        var loadRun = LoadGenerator.RunAsync(load, null, cancellationToken);
+        var pingRun = LoadGenerator.RunAsync(ping, null, cancellationToken);
+        await Task.WhenAll(loadRun, pingRun);
+        sampler.Dispose();
+
+        return new ScenarioResult
+        {
+            Scenario = scenario.Name,
+            Verdict = scenario.Verdict,
+            Load = await loadRun,
+            Ping = await pingRun,
+            Threads = sampler.Samples,
+        };
+    }
+
+    /// <summary>One request, so the first measured request does not pay for JIT and connection set-up.</summary>
+    public static async Task WarmUpAsync(Uri url, TimeSpan timeout, CancellationToken cancellationToken = default)
+    {
+        using var client = new HttpClient { Timeout = timeout };
+        using var response = await client.GetAsync(url, cancellationToken);
+        response.EnsureSuccessStatusCode();
+    }
+}

@@ -1,0 +1,31 @@
+namespace DiagnosticScenarios.LoadRunner.Compare;
+
+/// <summary>What <c>compare</c> measures: each scenario of a family on a fresh server, loaded the same way.</summary>
+public sealed record ComparisonOptions
+{
+    public required string AppPath { get; init; }
+    public ScenarioFamily Family { get; init; } = ScenarioFamily.Find("mock");
+
+    /// <summary>Scenario names; empty means every scenario of the family.</summary>
+    public IReadOnlyList<string> Scenarios { get; init; } = [];
+
+    public int Connections { get; init; } = 125;
+    public TimeSpan Duration { get; init; } = TimeSpan.FromSeconds(10);
+    public TimeSpan Timeout { get; init; } = TimeSpan.FromSeconds(30);
+
+    /// <summary><c>DOTNET_PROCESSOR_COUNT</c> for every server: 1 shows a 1-CPU container, 16 a big box.</summary>
+    public int ProcessorCount { get; init; } = 2;
+
+    /// <summary>The <c>SetMinThreads</c> workaround, applied at start; null for the default pool.</summary>
+    public int? MinWorkerThreads { get; init; }
+
+    /// <summary>The query delay; null for the family's default.</summary>
+    public int? DelayMs { get; init; }
+
+    public IReadOnlyDictionary<string, string> Environment { get; init; } = new Dictionary<string, string>();
+
+    internal IReadOnlyList<Scenario> SelectedScenarios =>
+        Scenarios.Count == 0 ? Family.Scenarios : [.. Scenarios.Select(name => Family[name])];
+
+    internal int EffectiveDelayMs => DelayMs ?? Family.DefaultDelayMs;
+}

@@ -1,0 +1,34 @@
+using DiagnosticScenarios.LoadRunner.Load;
+using DiagnosticScenarios.LoadRunner.Server;
+
+namespace DiagnosticScenarios.LoadRunner.Compare;
+
+/// <summary>One <c>compare</c> run: the settings and one result per scenario.</summary>
+public sealed record ComparisonResult
+{
+    public required DateTimeOffset StartedAt { get; init; }
+    public required string Family { get; init; }
+    public required int Connections { get; init; }
+    public required double DurationSeconds { get; init; }
+    public required int DelayMs { get; init; }
+    public required int ProcessorCount { get; init; }
+    public int? MinWorkerThreads { get; init; }
+    public required string Machine { get; init; }
+    public required string CommandLine { get; init; }
+    public required IReadOnlyList<ScenarioResult> Results { get; init; }
+}
+
+/// <summary>One scenario on its own fresh server: the load report, the server's thread count over time, and ping's latency meanwhile.</summary>
+public sealed record ScenarioResult
+{
+    public required string Scenario { get; init; }
+    public required Verdict Verdict { get; init; }
+    public required LoadReport Load { get; init; }
+
+    /// <summary>Sequential pings on a connection of their own during the load: the collateral damage.</summary>
+    public required LoadReport Ping { get; init; }
+
+    public required IReadOnlyList<ThreadSample> Threads { get; init; }
+    public int PeakThreads => Threads.Count == 0 ? 0 : Threads.Max(t => t.Threads);
+    public int ThreadsAtEnd => Threads.Count == 0 ? 0 : Threads[^1].Threads;
+}

@@ -1,0 +1,67 @@
+namespace DiagnosticScenarios.LoadRunner.Load;
+
+/// <summary>What to load and how hard: a closed loop (<see cref="Connections"/> clients back to back) or an open loop (<see cref="Rate"/>).</summary>
+public sealed record LoadOptions
+{
+    /// <summary>The absolute URL every request gets.</summary>
+    public required Uri Url { get; init; }
+
+    /// <summary>Concurrent keep-alive connections; in the closed loop also the number of clients.</summary>
+    public int Connections { get; init; } = 125;
+
+    /// <summary>How long to send; with <see cref="Requests"/> the run stops at whichever comes first. Neither: 10 s.</summary>
+    public TimeSpan? Duration { get; init; }
+
+    /// <summary>How many requests to send in total.</summary>
+    public long? Requests { get; init; }
+
+    /// <summary>Open loop: requests per second at fixed intended send times; latency counts from the intended time, so a stalled server cannot hide its delay (no coordinated omission).</summary>
+    public double? Rate { get; init; }
+
+    /// <summary>A request still unanswered after this long counts as a timeout.</summary>
+    public TimeSpan Timeout { get; init; } = TimeSpan.FromSeconds(30);
+
+    /// <summary>
+    /// When sending stops, wait for the requests in flight (as bombardier does, up to <see cref="Timeout"/>) instead of
+    /// cancelling them. Draining shows the long tail of a starved server; not draining bounds the run to its duration.
+    /// </summary>
+    public bool DrainInFlight { get; init; } = true;
+
+    /// <summary>How often progress is reported.</summary>
+    public TimeSpan ProgressInterval { get; init; } = TimeSpan.FromSeconds(1);
+
+    internal TimeSpan EffectiveDuration => Duration ?? (Requests is null ? TimeSpan.FromSeconds(10) : TimeSpan.MaxValue);
+
+    internal void Validate()
+    {
+        if (!Url.IsAbsoluteUri)
+        {
+            throw new ArgumentException($"The URL must be absolute: {Url}", nameof(Url));
+        }
+
+        if (Connections < 1)
+        {
+            throw new ArgumentOutOfRangeException(nameof(Connections), Connections, "At least one connection.");
+        }
+
+        if (Duration is { } d && d <= TimeSpan.Zero)
+        {
+            throw new ArgumentOutOfRangeException(nameof(Duration), d, "The duration must be positive.");
+        }
+
+        if (Requests is { } n && n < 1)
+        {
+            throw new ArgumentOutOfRangeException(nameof(Requests), n, "At least one request.");
+        }
+
+        if (Rate is { } r && (r <= 0 || double.IsNaN(r) || double.IsInfinity(r)))
+        {
+            throw new ArgumentOutOfRangeException(nameof(Rate), r, "The rate must be a positive number of requests per second.");
+        }
+
+        if (Timeout <= TimeSpan.Zero)
+        {
+            throw new ArgumentOutOfRangeException(nameof(Timeout), Timeout, "The timeout must be positive.");
+        }
+    }
+}

@@ -1,0 +1,26 @@
+namespace DiagnosticScenarios.LoadRunner.Server;
+
+/// <summary>How to start one DiagnosticScenarios server process.</summary>
+public sealed record ServerOptions
+{
+    /// <summary>The app's apphost (<c>DiagnosticScenarios</c>, <c>DiagnosticScenarios.exe</c>) or <c>DiagnosticScenarios.dll</c>; an apphost next to a dll is preferred so the process keeps its name.</summary>
+    public required string AppPath { get; init; }
+
+    /// <summary>The processor count the runtime sees (<c>DOTNET_PROCESSOR_COUNT</c>); it sets the pool's minimum and how fast it injects threads.</summary>
+    public int ProcessorCount { get; init; } = 2;
+
+    /// <summary><c>ASPNETCORE_ENVIRONMENT</c>.</summary>
+    public string Environment { get; init; } = "Production";
+
+    /// <summary>
+    /// The <c>SetMinThreads</c> workaround at start: <c>DOTNET_ThreadPool_ForceMinWorkerThreads</c>, which the runtime reads as hexadecimal.
+    /// Null leaves the pool's default minimum (the processor count).
+    /// </summary>
+    public int? MinWorkerThreads { get; init; }
+
+    /// <summary>More environment variables for the server, e.g. <c>Database__Provider=PostgreSql</c>.</summary>
+    public IReadOnlyDictionary<string, string> ExtraEnvironment { get; init; } = new Dictionary<string, string>();
+
+    /// <summary>How long the server may take to answer its first ping.</summary>
+    public TimeSpan StartTimeout { get; init; } = TimeSpan.FromSeconds(30);
+}

@@ -1,0 +1,11 @@
+namespace DiagnosticScenarios.Tests.Load;
+
+/// <summary>
+/// Every load test. They run one at a time and never beside another test class: a measurement of thread-pool
+/// starvation is only fair when nothing else competes for the machine's cores.
+/// </summary>
+[CollectionDefinition(Name, DisableParallelization = true)]
+public sealed class LoadCollectionDefinition
+{
+    public const string Name = "Load";
+}

@@ -1,0 +1,72 @@
+using System.Globalization;
+using System.Reflection;
+using DiagnosticScenarios.LoadRunner.Compare;
+using DiagnosticScenarios.LoadRunner.Load;
+using DiagnosticScenarios.LoadRunner.Server;
+using Xunit.Abstractions;
+
+namespace DiagnosticScenarios.Tests.Load;
+
+/// <summary>
+/// One measurement as <c>compare</c> takes it: a fresh server process (cold pool, <c>DOTNET_PROCESSOR_COUNT=2</c>),
+/// one warm-up request, then 125 connections from this process for a bounded time, with the server's thread count
+/// sampled and a ping probe alongside.
+/// </summary>
+internal static class LoadExperiment
+{
+    public const int Connections = 125;
+    public const int DelayMs = 500;
+
+    /// <summary>Long enough for the async pattern to settle at its limit and for the cold pool to show how slowly it grows.</summary>
+    public static readonly TimeSpan Duration = TimeSpan.FromSeconds(5);
+
+    /// <summary>In-flight requests get this long after sending stops; the rest count as timeouts. It bounds every measurement to 5 + 8 s.</summary>
+    public static readonly TimeSpan RequestTimeout = TimeSpan.FromSeconds(8);
+
+    /// <summary>Start, warm-up, load, drain and stop, with room for a loaded CI machine.</summary>
+    public static readonly TimeSpan MeasurementTimeout = TimeSpan.FromSeconds(60);
+
+    public static string AppPath { get; } = typeof(LoadExperiment).Assembly
+        .GetCustomAttributes<AssemblyMetadataAttribute>()
+        .Single(a => a.Key == "DiagnosticScenariosAppPath").Value!;
+
+    public static ScenarioFamily Mock { get; } = ScenarioFamily.Find("mock");
+
+    /// <summary>Physical limit of the closed loop: every connection busy with one query at a time.</summary>
+    public static double LimitRequestsPerSecond => Connections * 1000.0 / DelayMs;
+
+    public static async Task<ScenarioResult> MeasureAsync(string scenario, ITestOutputHelper output, int? minWorkerThreads = null)
+    {
+        var options = new ComparisonOptions
+        {
+            AppPath = AppPath,
+            Family = Mock,
+            Connections = Connections,
+            Duration = Duration,
+            Timeout = RequestTimeout,
+            ProcessorCount = 2,
+            MinWorkerThreads = minWorkerThreads,
+            DelayMs = DelayMs,
+        };
+        var result = await CompareRunner.MeasureAsync(options, Mock[scenario]).WaitAsync(MeasurementTimeout);
+        output.WriteLine(Describe(result));
+        return result;
+    }
+
+    /// <summary>Starts a fresh server for a test that sends its own requests.</summary>
+    public static Task<ServerProcess> StartServerAsync() =>
+        ServerProcess.StartAsync(new ServerOptions { AppPath = AppPath, ProcessorCount = 2 }).WaitAsync(MeasurementTimeout);
+
+    /// <summary>Every figure an assertion may use, so a failure on CI can be read without a rerun.</summary>
+    public static string Describe(ScenarioResult r)
+    {
+        var l = r.Load;
+        return string.Create(CultureInfo.InvariantCulture,
+            $"{r.Scenario}{(r.Verdict == Verdict.Good ? " (GOOD)" : " (BAD)")}: {l.RequestsPerSecond:0.0} req/s ({l.RequestsPerSecond / LimitRequestsPerSecond:P0} of {LimitRequestsPerSecond:0}), " +
+            $"answered {l.Completed}/{l.Sent}, latency avg {l.Latency.Average:0} p50 {l.Latency.P50:0} p95 {l.Latency.P95:0} max {l.Latency.Max:0} ms, " +
+            $"at-least p50 {l.LatencyAtLeast.P50:0} p95 {l.LatencyAtLeast.P95:0} ms, failures {l.Failures} (timeouts {l.Timeouts}), " +
+            $"ping p50 {r.Ping.LatencyAtLeast.P50:0.0} ms, threads peak {r.PeakThreads} end {r.ThreadsAtEnd}, elapsed {l.Elapsed.TotalSeconds:0.0} s");
+    }
+
+    public static string Describe(LoadReport report) => CompareReportWriter.Summary(report);
+}
