@@ -44,7 +44,9 @@ function drawChart(canvas, series, threshold) {
   const all = series.flatMap((s) => s.points.map((p) => p.y));
   const max = Math.max(1, threshold ?? 0, ...all) * 1.1;
   const now = state.samples.length ? state.samples[state.samples.length - 1].unixTimeMs : Date.now();
-  const x = (t) => left + ((t - (now - keepSeconds * 1000)) / (keepSeconds * 1000)) * (w - left - 4);
+  // The x axis spans what has been received, at least a minute, at most keepSeconds.
+  const spanMs = Math.min(keepSeconds, Math.max(60, state.samples.length)) * 1000;
+  const x = (t) => left + ((t - (now - spanMs)) / spanMs) * (w - left - 4);
   const y = (v) => top + (1 - v / max) * (h - top - bottom);
 
   ctx.strokeStyle = '#e5e7eb';
@@ -55,7 +57,7 @@ function drawChart(canvas, series, threshold) {
     ctx.beginPath(); ctx.moveTo(left, y(v)); ctx.lineTo(w, y(v)); ctx.stroke();
     ctx.fillText(v >= 100 ? Math.round(v).toString() : v.toFixed(1), 2, y(v) + 4);
   }
-  ctx.fillText(`last ${keepSeconds / 60} min`, left, h - 4);
+  ctx.fillText(`last ${Math.round(spanMs / 1000)} s`, left, h - 4);
 
   if (threshold !== undefined) {
     ctx.setLineDash([5, 4]); ctx.strokeStyle = '#dc2626';
