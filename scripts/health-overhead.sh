@@ -16,7 +16,7 @@ url="http://127.0.0.1:$port/api/diagscenario/taskasyncwait?delayMs=$delay"
 results=$(mktemp)
 
 run() { # $1 = true|false
-  DOTNET_PROCESSOR_COUNT=2 ThreadPoolHealth__Enabled=$1 dotnet "$bin/DiagnosticScenarios.dll" --urls "http://127.0.0.1:$port" >/dev/null 2>&1 &
+  DOTNET_PROCESSOR_COUNT=2 ThreadPoolHealth__Enabled=$1 dotnet "$bin/DiagnosticScenarios.dll" --urls "http://127.0.0.1:$port" --contentRoot "$PWD/src/DiagnosticScenarios" >/dev/null 2>&1 &
   local pid=$!
   for _ in $(seq 100); do curl -sf "$url" >/dev/null && break; sleep 0.1; done
   local json
