@@ -207,7 +207,9 @@ public sealed partial class ThreadPoolMonitor : IHostedService, IDisposable
         var holders = _attribution.TopHolders(3);
         var named = holders.Count == 0
             ? "none of the endpoints (the blocking code runs outside a request, or awaits Task.Run)"
-            : string.Join(", ", holders.Select(h => $"{h.Route} ({h.HoldingThread} holding now, hold p95 {h.HoldTime.P95Ms} ms)"));
+            : string.Join(", ", holders.Select(h => h.HoldTime.Count == 0
+                ? $"{h.Route} ({h.HoldingThread} holding now, none finished yet)"
+                : $"{h.Route} ({h.HoldingThread} holding now, hold p95 {h.HoldTime.P95Ms} ms)"));
         LogStarvation(_logger, queueDelayMs, ThreadPool.ThreadCount, ThreadPool.PendingWorkItemCount, named);
     }
 
