@@ -25,7 +25,6 @@ public sealed partial class LoadRunLauncher(IConfiguration configuration, ILogge
     private readonly Lock _lock = new();
     private LoadRun? _current;
     private Process? _process;
-    private Task? _watcher;
 
     /// <summary>Where the runner is: <c>LoadRunner:Path</c>, else next to this app (the app's build copies it there).</summary>
     public string RunnerPath => configuration["LoadRunner:Path"] is { Length: > 0 } configured
@@ -43,7 +42,7 @@ public sealed partial class LoadRunLauncher(IConfiguration configuration, ILogge
         }
     }
 
-    /// <summary>Starts a run, or returns null with the run in progress when one is.</summary>
+    /// <summary>Starts a run; when one is already running, returns that run and <c>Started: false</c>.</summary>
     public (LoadRun Run, bool Started) Start(string scenario, Uri target, int connections, int durationSeconds)
     {
         lock (_lock)
@@ -81,7 +80,8 @@ public sealed partial class LoadRunLauncher(IConfiguration configuration, ILogge
             _process = process;
             _current = new LoadRun(scenario, target.ToString(), connections, durationSeconds, DateTimeOffset.UtcNow, process.Id, Running: true, ExitCode: null, Output: null, Error: null);
             LogStarted(logger, process.Id, target, connections, durationSeconds);
-            _watcher = WatchAsync(process, _current, TimeSpan.FromSeconds(durationSeconds + 30));
+            // Not awaited: the request answers 202 at once; the watcher records the exit and enforces the time limit.
+            _ = WatchAsync(process, _current, TimeSpan.FromSeconds(durationSeconds + 30));
             return (_current, true);
         }
     }
@@ -110,8 +110,10 @@ public sealed partial class LoadRunLauncher(IConfiguration configuration, ILogge
     {
         var output = ReadBoundedAsync(process.StandardOutput);
         var error = ReadBoundedAsync(process.StandardError);
-        using (var overstay = new CancellationTokenSource(limit))
+        int? exitCode = null;
+        try
         {
+            using var overstay = new CancellationTokenSource(limit);
             try
             {
                 await process.WaitForExitAsync(overstay.Token);
@@ -121,9 +123,16 @@ public sealed partial class LoadRunLauncher(IConfiguration configuration, ILogge
                 Kill(process);
                 await process.WaitForExitAsync(CancellationToken.None);
             }
+
+            exitCode = process.ExitCode;
+            LogFinished(logger, run.ProcessId, exitCode.Value);
+        }
+        catch (InvalidOperationException)
+        {
+            // The app is shutting down and disposed the process: the run ends without an exit code.
         }
 
-        var finished = run with { Running = false, ExitCode = process.ExitCode, Output = await output, Error = await error };
+        var finished = run with { Running = false, ExitCode = exitCode, Output = await output, Error = await error };
         lock (_lock)
         {
             if (ReferenceEquals(_current, run))
@@ -131,8 +140,6 @@ public sealed partial class LoadRunLauncher(IConfiguration configuration, ILogge
                 _current = finished;
             }
         }
-
-        LogFinished(logger, process.Id, process.ExitCode);
     }
 
     private static async Task<string> ReadBoundedAsync(StreamReader reader)

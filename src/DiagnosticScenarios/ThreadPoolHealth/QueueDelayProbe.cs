@@ -91,11 +91,22 @@ public sealed class QueueDelayProbe : IDisposable
         probe._window.Add(delay);
         probe._metrics.RecordQueueDelay(delay);
 
-        var bits = BitConverter.DoubleToInt64Bits(delay);
-        long seen;
-        while (delay > BitConverter.Int64BitsToDouble(seen = Interlocked.Read(ref probe._maxSinceLastTake))
-               && Interlocked.CompareExchange(ref probe._maxSinceLastTake, bits, seen) != seen)
+        RaiseTo(ref probe._maxSinceLastTake, delay);
+    }
+
+    // Lock-free "max = Math.Max(max, value)" on a double stored as its bits.
+    private static void RaiseTo(ref long maxBits, double value)
+    {
+        var seen = Interlocked.Read(ref maxBits);
+        while (value > BitConverter.Int64BitsToDouble(seen))
         {
+            var previous = Interlocked.CompareExchange(ref maxBits, BitConverter.DoubleToInt64Bits(value), seen);
+            if (previous == seen)
+            {
+                return;
+            }
+
+            seen = previous;
         }
     }
 }

@@ -141,6 +141,20 @@ public sealed class ThreadPoolHealthApiTests(WebApplicationFactory<Program> fact
         Assert.Contains("/api/threadpool/stream", script, StringComparison.Ordinal);
     }
 
+    [Fact]
+    public async Task Api_IsNotMapped_WhenThreadPoolHealthIsDisabled()
+    {
+        using var disabled = factory.WithWebHostBuilder(b => b.UseSetting("ThreadPoolHealth:Enabled", "false"));
+        using var client = disabled.CreateClient();
+
+        using var api = await client.GetAsync(new Uri("/api/threadpool", UriKind.Relative)).WaitAsync(Timeout);
+        var ping = await client.GetStringAsync(new Uri("/api/diagscenario/ping", UriKind.Relative)).WaitAsync(Timeout);
+
+        Assert.Equal(HttpStatusCode.NotFound, api.StatusCode);
+        Assert.Equal("success:ping", ping);
+        Assert.Null(disabled.Services.GetService(typeof(DiagnosticScenarios.ThreadPoolHealth.ThreadPoolMonitor)));
+    }
+
     private static JsonElement? Endpoint(JsonElement snapshot, string scenario) =>
         snapshot.GetProperty("endpoints").EnumerateArray()
             .Where(e => e.GetProperty("route").GetString() == $"/api/diagscenario/{scenario}")
