@@ -20,7 +20,7 @@ public static class ThreadPoolHealthEndpoints
         // The page's own polling and stream are tooling, not the app's load: left out of the attribution.
         var api = endpoints.MapGroup("/api/threadpool").WithTags("ThreadPoolHealth").WithMetadata(new ExcludeFromAttribution());
 
-        api.MapGet("/", (ThreadPoolMonitor monitor) => TypedResults.Ok(monitor.Snapshot()))
+        api.MapGet("", (ThreadPoolMonitor monitor) => TypedResults.Ok(monitor.Snapshot()))
             .WithSummary("A snapshot of the thread pool, the queue-delay probe, thread injections by reason, and per-endpoint figures.");
 
         api.MapGet("/stream", StreamAsync)
