@@ -1,0 +1,92 @@
+using System.Net;
+using Microsoft.AspNetCore.Mvc.Testing;
+
+namespace DiagnosticScenarios.Tests.Functional;
+
+/// <summary>Bad input gets a 4xx ProblemDetails that names the parameter and its range, never a 500 or a hang.</summary>
+public sealed class BadInputTests(WebApplicationFactory<Program> factory) : IClassFixture<WebApplicationFactory<Program>>
+{
+    public static TheoryData<string, string, string> OutOfRangeOrMalformed()
+    {
+        var data = new TheoryData<string, string, string>();
+        foreach (var scenario in new[] { "taskwait", "tasksleepwait", "taskasyncwait", "syncio", "asyncsyncio", "taskrunwait", "getawaiterresult" })
+        {
+            data.Add($"/api/diagscenario/{scenario}?delayMs=abc", "delayMs", "0 to 60000");
+            data.Add($"/api/diagscenario/{scenario}?delayMs=-1", "delayMs", "0 to 60000");
+            data.Add($"/api/diagscenario/{scenario}?delayMs=60001", "delayMs", "0 to 60000");
+            data.Add($"/api/diagscenario/{scenario}?delayMs=99999999999", "delayMs", "0 to 60000");
+            data.Add($"/api/diagscenario/{scenario}?delayMs=1.5", "delayMs", "0 to 60000");
+        }
+
+        data.Add("/api/diagscenario/taskburst?count=0", "count", "1 to 10000");
+        data.Add("/api/diagscenario/taskburst?count=10001", "count", "1 to 10000");
+        data.Add("/api/diagscenario/taskburst?count=many", "count", "1 to 10000");
+        data.Add("/api/diagscenario/taskburst?mode=sometimes", "mode", "blocking, async");
+        data.Add("/api/diagscenario/taskburst?mode=7", "mode", "blocking, async");
+        data.Add("/api/diagscenario/taskburst?delayMs=-5", "delayMs", "0 to 60000");
+        data.Add("/api/diagscenario/highcpu/0", "milliseconds", "1 to 60000");
+        data.Add("/api/diagscenario/highcpu/60001", "milliseconds", "1 to 60000");
+        data.Add("/api/diagscenario/highcpu/fast", "milliseconds", "1 to 60000");
+        data.Add("/api/diagscenario/memspike/0", "seconds", "1 to 300");
+        data.Add("/api/diagscenario/memspike/301", "seconds", "1 to 300");
+        data.Add("/api/diagscenario/memleak/0", "kb", "1 to 1000000");
+        data.Add("/api/diagscenario/memleak/1000001", "kb", "1 to 1000000");
+        data.Add("/api/diagscenario/memleak/-3", "kb", "1 to 1000000");
+        return data;
+    }
+
+    [Theory]
+    [MemberData(nameof(OutOfRangeOrMalformed))]
+    public async Task Parameter_Answers400ProblemNamingParameterAndRange_WhenOutOfRangeOrMalformed(string path, string parameter, string range)
+    {
+        using var client = factory.CreateClient();
+
+        using var response = await client.GetAsync(new Uri(path, UriKind.Relative)).DefaultTimeout();
+
+        var problem = await ProblemDetailsAssert.IsProblemAsync(response, HttpStatusCode.BadRequest);
+        var errors = problem.GetProperty("errors");
+        Assert.True(errors.TryGetProperty(parameter, out var messages), $"No error for '{parameter}' in {problem}");
+        Assert.Contains(range, messages[0].GetString(), StringComparison.Ordinal);
+        Assert.Contains(range, problem.GetProperty("detail").GetString(), StringComparison.Ordinal);
+    }
+
+    [Theory]
+    [InlineData("/api/diagscenario/nosuchscenario")]
+    [InlineData("/api/diagscenario/highcpu")]
+    [InlineData("/api/diagscenario/memleak/")]
+    [InlineData("/api/nothing/here")]
+    public async Task UnknownOrIncompleteRoute_Answers404Problem(string path)
+    {
+        using var client = factory.CreateClient();
+
+        using var response = await client.GetAsync(new Uri(path, UriKind.Relative)).DefaultTimeout();
+
+        var problem = await ProblemDetailsAssert.IsProblemAsync(response, HttpStatusCode.NotFound);
+        Assert.Contains("/swagger", problem.GetProperty("detail").GetString(), StringComparison.Ordinal);
+    }
+
+    [Theory]
+    [InlineData("POST", "/api/diagscenario/taskwait")]
+    [InlineData("PUT", "/api/diagscenario/ping")]
+    [InlineData("DELETE", "/api/diagscenario/taskasyncwait")]
+    public async Task WrongMethod_Answers405ProblemNamingTheAllowedMethod(string method, string path)
+    {
+        using var client = factory.CreateClient();
+        using var request = new HttpRequestMessage(new HttpMethod(method), new Uri(path, UriKind.Relative));
+
+        using var response = await client.SendAsync(request).DefaultTimeout();
+
+        var problem = await ProblemDetailsAssert.IsProblemAsync(response, HttpStatusCode.MethodNotAllowed);
+        Assert.Contains("GET", problem.GetProperty("detail").GetString(), StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public async Task Exception_Answers500Problem_ByDesign()
+    {
+        using var client = factory.CreateClient();
+
+        using var response = await client.GetAsync(new Uri("/api/diagscenario/exception", UriKind.Relative)).DefaultTimeout();
+
+        await ProblemDetailsAssert.IsProblemAsync(response, HttpStatusCode.InternalServerError);
+    }
+}

@@ -1,0 +1,42 @@
+using System.Text.Json;
+using System.Text.RegularExpressions;
+using Microsoft.AspNetCore.Mvc.Testing;
+
+namespace DiagnosticScenarios.Tests.Functional;
+
+/// <summary>The .http file beside the app stays in step with the routes the app serves.</summary>
+public sealed partial class HttpFileTests(WebApplicationFactory<Program> factory) : IClassFixture<WebApplicationFactory<Program>>
+{
+    [Fact]
+    public async Task HttpFile_SendsARequestToEveryRouteInTheOpenApiDocument()
+    {
+        using var client = factory.CreateClient();
+        using var document = JsonDocument.Parse(await client.GetStringAsync(new Uri("/openapi/v1.json", UriKind.Relative)).DefaultTimeout());
+        var httpFile = await File.ReadAllTextAsync(Path.Combine(RepositoryRoot(), "src", "DiagnosticScenarios", "DiagnosticScenarios.http")).DefaultTimeout();
+        var requested = RequestLine().Matches(httpFile).Select(m => m.Groups["path"].Value).ToList();
+
+        var missing = document.RootElement.GetProperty("paths").EnumerateObject()
+            .Select(p => p.Name)
+            .Where(route => !requested.Any(path => RouteTemplate(route).IsMatch(path)))
+            .ToList();
+
+        Assert.True(missing.Count == 0, $"DiagnosticScenarios.http has no request for: {string.Join(", ", missing)}");
+    }
+
+    private static Regex RouteTemplate(string route) =>
+        new("^" + Regex.Replace(Regex.Escape(route), @"\\\{[^}]+}", "[^/?]+") + "(\\?.*)?$", RegexOptions.CultureInvariant);
+
+    internal static string RepositoryRoot()
+    {
+        var directory = new DirectoryInfo(AppContext.BaseDirectory);
+        while (directory is not null && !File.Exists(Path.Combine(directory.FullName, "DiagnosticScenarios.sln")))
+        {
+            directory = directory.Parent;
+        }
+
+        return directory?.FullName ?? throw new InvalidOperationException($"No DiagnosticScenarios.sln above {AppContext.BaseDirectory}.");
+    }
+
+    [GeneratedRegex(@"^(GET|PUT|POST|DELETE) \{\{host\}\}(?<path>\S+)", RegexOptions.Multiline)]
+    private static partial Regex RequestLine();
+}

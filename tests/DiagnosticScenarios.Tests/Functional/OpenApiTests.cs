@@ -1,0 +1,77 @@
+using System.Net;
+using System.Text.Json;
+using Microsoft.AspNetCore.Mvc.Testing;
+
+namespace DiagnosticScenarios.Tests.Functional;
+
+/// <summary>The OpenAPI document lists every route with its bounds and verdict; Swagger UI reads it.</summary>
+public sealed class OpenApiTests(WebApplicationFactory<Program> factory) : IClassFixture<WebApplicationFactory<Program>>
+{
+    public static TheoryData<string, string?, int, int, string> Routes => new()
+    {
+        { "/api/diagscenario/taskwait", "delayMs", 0, 60000, "BAD" },
+        { "/api/diagscenario/tasksleepwait", "delayMs", 0, 60000, "BAD" },
+        { "/api/diagscenario/taskasyncwait", "delayMs", 0, 60000, "GOOD" },
+        { "/api/diagscenario/syncio", "delayMs", 0, 60000, "BAD" },
+        { "/api/diagscenario/asyncsyncio", "delayMs", 0, 60000, "BAD" },
+        { "/api/diagscenario/taskrunwait", "delayMs", 0, 60000, "BAD" },
+        { "/api/diagscenario/getawaiterresult", "delayMs", 0, 60000, "BAD" },
+        { "/api/diagscenario/ping", null, 0, 0, "Baseline" },
+        { "/api/diagscenario/taskburst", "count", 1, 10000, "GOOD" },
+        { "/api/diagscenario/deadlock", null, 0, 0, "BAD" },
+        { "/api/diagscenario/highcpu/{milliseconds}", "milliseconds", 1, 60000, "BAD" },
+        { "/api/diagscenario/memspike/{seconds}", "seconds", 1, 300, "memory" },
+        { "/api/diagscenario/memleak/{kb}", "kb", 1, 1000000, "BAD" },
+        { "/api/diagscenario/exception", null, 0, 0, "BAD" },
+    };
+
+    [Theory]
+    [MemberData(nameof(Routes))]
+    public async Task OpenApiDocument_ListsRouteWithSummaryAndParameterBounds(string route, string? parameter, int minimum, int maximum, string verdict)
+    {
+        using var document = await GetDocumentAsync();
+
+        Assert.True(document.RootElement.GetProperty("paths").TryGetProperty(route, out var path), $"{route} is missing from /openapi/v1.json");
+        var get = path.GetProperty("get");
+        Assert.Contains(verdict, get.GetProperty("summary").GetString(), StringComparison.Ordinal);
+        if (parameter is not null)
+        {
+            var schema = get.GetProperty("parameters").EnumerateArray()
+                .Single(p => p.GetProperty("name").GetString() == parameter)
+                .GetProperty("schema");
+            Assert.Equal(minimum, schema.GetProperty("minimum").GetInt32());
+            Assert.Equal(maximum, schema.GetProperty("maximum").GetInt32());
+        }
+    }
+
+    [Fact]
+    public async Task OpenApiDocument_ListsTaskBurstModes()
+    {
+        using var document = await GetDocumentAsync();
+
+        var modes = document.RootElement.GetProperty("components").GetProperty("schemas").GetProperty("TaskBurstMode")
+            .GetProperty("enum").EnumerateArray().Where(e => e.ValueKind == JsonValueKind.String).Select(e => e.GetString()!).ToArray();
+        Assert.Equal(["blocking", "async"], modes);
+    }
+
+    [Fact]
+    public async Task SwaggerUi_IsServed_AndReadsTheOpenApiDocument()
+    {
+        using var client = factory.CreateClient();
+
+        using var page = await client.GetAsync(new Uri("/swagger/index.html", UriKind.Relative)).DefaultTimeout();
+        using var config = await client.GetAsync(new Uri("/swagger/index.js", UriKind.Relative)).DefaultTimeout();
+
+        Assert.Equal(HttpStatusCode.OK, page.StatusCode);
+        Assert.Contains("swagger-ui", await page.Content.ReadAsStringAsync().DefaultTimeout(), StringComparison.Ordinal);
+        Assert.Contains("/openapi/v1.json", await config.Content.ReadAsStringAsync().DefaultTimeout(), StringComparison.Ordinal);
+    }
+
+    private async Task<JsonDocument> GetDocumentAsync()
+    {
+        using var client = factory.CreateClient();
+        using var response = await client.GetAsync(new Uri("/openapi/v1.json", UriKind.Relative)).DefaultTimeout();
+        Assert.Equal(HttpStatusCode.OK, response.StatusCode);
+        return JsonDocument.Parse(await response.Content.ReadAsStringAsync().DefaultTimeout());
+    }
+}

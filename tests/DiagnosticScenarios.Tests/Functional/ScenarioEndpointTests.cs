@@ -1,0 +1,154 @@
+using System.Diagnostics;
+using System.Net;
+using Microsoft.AspNetCore.Mvc.Testing;
+
+namespace DiagnosticScenarios.Tests.Functional;
+
+/// <summary>
+/// Each scenario answers its contract body, one request at a time. The methods of this class run one
+/// after another, so the CPU and memory scenarios never overlap the unloaded-latency measurements.
+/// </summary>
+[Collection(UnloadedTimingCollection.Name)]
+public sealed class ScenarioEndpointTests(WebApplicationFactory<Program> factory) : IClassFixture<WebApplicationFactory<Program>>
+{
+    // Unloaded, one request at a time, after a warm-up: the answer may exceed the mock delay only by
+    // routing, a thread hop and the 10 ms polling step of tasksleepwait. 250 ms also absorbs a GC pause or a
+    // busy neighbour. Measured on the 2-core dev machine with curl, three calls each after a warm-up:
+    // 502–513 ms for every endpoint at 500 ms (tasksleepwait the slowest, by its polling step).
+    private static readonly TimeSpan UnloadedMargin = TimeSpan.FromMilliseconds(250);
+
+    // Timers tick on a millisecond clock, so a 500 ms delay can end a millisecond or two before a Stopwatch says 500.
+    private static readonly TimeSpan TimerResolution = TimeSpan.FromMilliseconds(15);
+
+    public static TheoryData<string> MockScenarios =>
+    [
+        "taskwait", "tasksleepwait", "taskasyncwait", "syncio", "asyncsyncio", "taskrunwait", "getawaiterresult",
+    ];
+
+    [Theory]
+    [MemberData(nameof(MockScenarios))]
+    public async Task MockScenario_AnswersSuccessName_WithShortDelay(string scenario)
+    {
+        using var client = factory.CreateClient();
+
+        var (status, body) = await GetAsync(client, $"/api/diagscenario/{scenario}?delayMs=1");
+
+        Assert.Equal(HttpStatusCode.OK, status);
+        Assert.Equal($"success:{scenario}", body);
+    }
+
+    [Theory]
+    [MemberData(nameof(MockScenarios))]
+    public async Task MockScenario_AnswersWithinMarginOfDefaultDelay_WhenUnloaded(string scenario)
+    {
+        using var client = factory.CreateClient();
+        await GetAsync(client, $"/api/diagscenario/{scenario}?delayMs=0");
+        var defaultDelay = TimeSpan.FromMilliseconds(500);
+
+        var watch = Stopwatch.StartNew();
+        var (status, body) = await GetAsync(client, $"/api/diagscenario/{scenario}");
+        watch.Stop();
+
+        Assert.Equal(HttpStatusCode.OK, status);
+        Assert.Equal($"success:{scenario}", body);
+        Assert.InRange(watch.Elapsed, defaultDelay - TimerResolution, defaultDelay + UnloadedMargin);
+    }
+
+    [Fact]
+    public async Task MockScenario_HonoursDelayMs_WhenGiven()
+    {
+        using var client = factory.CreateClient();
+        await GetAsync(client, "/api/diagscenario/taskasyncwait?delayMs=0");
+
+        var watch = Stopwatch.StartNew();
+        await GetAsync(client, "/api/diagscenario/taskasyncwait?delayMs=200");
+        watch.Stop();
+
+        Assert.InRange(watch.Elapsed, TimeSpan.FromMilliseconds(200) - TimerResolution, TimeSpan.FromMilliseconds(200) + UnloadedMargin);
+    }
+
+    [Fact]
+    public async Task Ping_AnswersAtOnce()
+    {
+        using var client = factory.CreateClient();
+        await GetAsync(client, "/api/diagscenario/ping");
+
+        var watch = Stopwatch.StartNew();
+        var (status, body) = await GetAsync(client, "/api/diagscenario/ping");
+        watch.Stop();
+
+        Assert.Equal(HttpStatusCode.OK, status);
+        Assert.Equal("success:ping", body);
+        Assert.True(watch.Elapsed < UnloadedMargin, $"ping took {watch.Elapsed.TotalMilliseconds:F0} ms unloaded.");
+    }
+
+    [Theory]
+    [InlineData("async")]
+    [InlineData("blocking")]
+    public async Task TaskBurst_ReportsModeCountAndElapsed(string mode)
+    {
+        using var client = factory.CreateClient();
+
+        var (status, body) = await GetAsync(client, $"/api/diagscenario/taskburst?count=4&delayMs=10&mode={mode}");
+
+        Assert.Equal(HttpStatusCode.OK, status);
+        Assert.Matches($"^success:taskburst mode={mode} count=4 delayMs=10 elapsedMs=[0-9]+$", body);
+    }
+
+    [Fact]
+    public async Task TaskBurst_DefaultsToBlockingThousandTasksOfOneSecond()
+    {
+        using var client = factory.CreateClient();
+
+        // The async mode keeps the test short; the defaults it reports are those of the blocking run too.
+        var (status, body) = await GetAsync(client, "/api/diagscenario/taskburst?mode=async");
+
+        Assert.Equal(HttpStatusCode.OK, status);
+        Assert.Matches("^success:taskburst mode=async count=1000 delayMs=1000 elapsedMs=[0-9]+$", body);
+    }
+
+    [Fact]
+    public async Task HighCpu_SpinsForTheGivenTime()
+    {
+        using var client = factory.CreateClient();
+
+        var watch = Stopwatch.StartNew();
+        var (status, body) = await GetAsync(client, "/api/diagscenario/highcpu/300");
+        watch.Stop();
+
+        Assert.Equal(HttpStatusCode.OK, status);
+        Assert.Equal("success:highcpu", body);
+        Assert.True(watch.Elapsed >= TimeSpan.FromMilliseconds(300), $"highcpu/300 answered after {watch.Elapsed.TotalMilliseconds:F0} ms.");
+    }
+
+    [Fact]
+    public async Task MemSpike_AnswersAfterTheGivenSeconds()
+    {
+        using var client = factory.CreateClient();
+
+        var watch = Stopwatch.StartNew();
+        var (status, body) = await GetAsync(client, "/api/diagscenario/memspike/1");
+        watch.Stop();
+
+        Assert.Equal(HttpStatusCode.OK, status);
+        Assert.Equal("success:memspike", body);
+        Assert.InRange(watch.Elapsed, TimeSpan.FromSeconds(1), TimeSpan.FromSeconds(20));
+    }
+
+    [Fact]
+    public async Task MemLeak_AnswersSuccess_UnderTheCap()
+    {
+        using var client = factory.CreateClient();
+
+        var (status, body) = await GetAsync(client, "/api/diagscenario/memleak/1");
+
+        Assert.Equal(HttpStatusCode.OK, status);
+        Assert.Equal("success:memleak", body);
+    }
+
+    private static async Task<(HttpStatusCode Status, string Body)> GetAsync(HttpClient client, string path)
+    {
+        using var response = await client.GetAsync(new Uri(path, UriKind.Relative)).DefaultTimeout();
+        return (response.StatusCode, await response.Content.ReadAsStringAsync().DefaultTimeout());
+    }
+}
