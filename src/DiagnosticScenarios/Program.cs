@@ -1,6 +1,7 @@
 using DiagnosticScenarios.Infrastructure;
 using DiagnosticScenarios.Scenarios;
 using DiagnosticScenarios.Sql;
+using DiagnosticScenarios.ThreadPoolHealth;
 
 var builder = WebApplication.CreateBuilder(args);
 
@@ -13,6 +14,9 @@ builder.Services.AddScenarios(builder.Configuration);
 // The SQL WAITFOR DELAY family over the configured database (Database:Provider, Embedded by default).
 builder.Services.AddSqlScenarios(builder.Configuration);
 
+// The starvation detector, per-endpoint attribution, the DiagnosticScenarios meter and the page's load control.
+builder.Services.AddThreadPoolHealth(builder.Configuration);
+
 // OpenAPI document at /openapi/v1.json; Swagger UI reads it at /swagger.
 builder.Services.AddOpenApi();
 
@@ -24,6 +28,10 @@ app.UseStatusCodePages();
 
 app.MapOpenApi();
 app.UseSwaggerUI(options => options.SwaggerEndpoint("/openapi/v1.json", "DiagnosticScenarios"));
+
+// The live page at / and the /api/threadpool API; attribution times every routed request after it.
+app.MapThreadPoolHealth();
+app.UseEndpointAttribution();
 
 app.MapControllers();
 

@@ -1,0 +1,184 @@
+using System.Diagnostics;
+using System.Text;
+
+namespace DiagnosticScenarios.ThreadPoolHealth;
+
+/// <summary>
+/// Starts the load runner (<c>DiagnosticScenarios.LoadRunner run --url URL -c N -d Ns --json</c>) as a child
+/// process for the live page: the load must come from another process, never from the pool it is meant to starve.
+/// One run at a time, bounded in connections and duration, killed if it overstays.
+/// </summary>
+public sealed partial class LoadRunLauncher(IConfiguration configuration, ILogger<LoadRunLauncher> logger) : IDisposable
+{
+    public const int MaxConnections = 500;
+    public const int MaxDurationSeconds = 120;
+    private const int MaxOutputChars = 64 * 1024;
+
+    // What the runner may be pointed at: the scenario routes, never an arbitrary URL.
+    public static readonly IReadOnlyList<string> Scenarios =
+    [
+        "diagscenario/taskwait", "diagscenario/tasksleepwait", "diagscenario/taskasyncwait", "diagscenario/syncio",
+        "diagscenario/asyncsyncio", "diagscenario/taskrunwait", "diagscenario/getawaiterresult", "diagscenario/ping",
+        "sqlscenario/sync", "sqlscenario/asyncsyncio", "sqlscenario/taskrun", "sqlscenario/wait", "sqlscenario/async",
+    ];
+
+    private readonly Lock _lock = new();
+    private LoadRun? _current;
+    private Process? _process;
+
+    /// <summary>Where the runner is: <c>LoadRunner:Path</c>, else next to this app (the app's build copies it there).</summary>
+    public string RunnerPath => configuration["LoadRunner:Path"] is { Length: > 0 } configured
+        ? configured
+        : Path.Combine(AppContext.BaseDirectory, "DiagnosticScenarios.LoadRunner.dll");
+
+    public LoadRun? Current
+    {
+        get
+        {
+            lock (_lock)
+            {
+                return _current;
+            }
+        }
+    }
+
+    /// <summary>Starts a run; when one is already running, returns that run and <c>Started: false</c>.</summary>
+    public (LoadRun Run, bool Started) Start(string scenario, Uri target, int connections, int durationSeconds)
+    {
+        lock (_lock)
+        {
+            if (_current is { Running: true })
+            {
+                return (_current, false);
+            }
+
+            var runner = RunnerPath;
+            if (!File.Exists(runner))
+            {
+                throw new FileNotFoundException($"The load runner is not at '{runner}'. Build src/DiagnosticScenarios.LoadRunner, or set LoadRunner:Path.", runner);
+            }
+
+            var start = new ProcessStartInfo
+            {
+                FileName = runner.EndsWith(".dll", StringComparison.OrdinalIgnoreCase) ? "dotnet" : runner,
+                RedirectStandardOutput = true,
+                RedirectStandardError = true,
+                UseShellExecute = false,
+            };
+            if (runner.EndsWith(".dll", StringComparison.OrdinalIgnoreCase))
+            {
+                start.ArgumentList.Add(runner);
+            }
+
+            foreach (var argument in new[] { "run", "--url", target.ToString(), "-c", connections.ToString(System.Globalization.CultureInfo.InvariantCulture), "-d", $"{durationSeconds}s", "--json" })
+            {
+                start.ArgumentList.Add(argument);
+            }
+
+            var process = Process.Start(start) ?? throw new InvalidOperationException($"The load runner at '{runner}' did not start.");
+            _process?.Dispose();
+            _process = process;
+            _current = new LoadRun(scenario, target.ToString(), connections, durationSeconds, DateTimeOffset.UtcNow, process.Id, Running: true, ExitCode: null, Output: null, Error: null);
+            LogStarted(logger, process.Id, target, connections, durationSeconds);
+            // Not awaited: the request answers 202 at once; the watcher records the exit and enforces the time limit.
+            _ = WatchAsync(process, _current, TimeSpan.FromSeconds(durationSeconds + 30));
+            return (_current, true);
+        }
+    }
+
+    /// <summary>Stops the run in progress, if any.</summary>
+    public LoadRun? Stop()
+    {
+        lock (_lock)
+        {
+            Kill(_process);
+            return _current;
+        }
+    }
+
+    public void Dispose()
+    {
+        lock (_lock)
+        {
+            Kill(_process);
+            _process?.Dispose();
+            _process = null;
+        }
+    }
+
+    private async Task WatchAsync(Process process, LoadRun run, TimeSpan limit)
+    {
+        var output = ReadBoundedAsync(process.StandardOutput);
+        var error = ReadBoundedAsync(process.StandardError);
+        int? exitCode = null;
+        try
+        {
+            using var overstay = new CancellationTokenSource(limit);
+            try
+            {
+                await process.WaitForExitAsync(overstay.Token);
+            }
+            catch (OperationCanceledException)
+            {
+                Kill(process);
+                await process.WaitForExitAsync(CancellationToken.None);
+            }
+
+            exitCode = process.ExitCode;
+            LogFinished(logger, run.ProcessId, exitCode.Value);
+        }
+        catch (InvalidOperationException)
+        {
+            // The app is shutting down and disposed the process: the run ends without an exit code.
+        }
+
+        var finished = run with { Running = false, ExitCode = exitCode, Output = await output, Error = await error };
+        lock (_lock)
+        {
+            if (ReferenceEquals(_current, run))
+            {
+                _current = finished;
+            }
+        }
+    }
+
+    private static async Task<string> ReadBoundedAsync(StreamReader reader)
+    {
+        var text = new StringBuilder();
+        var buffer = new char[4096];
+        int read;
+        while ((read = await reader.ReadAsync(buffer)) > 0)
+        {
+            if (text.Length < MaxOutputChars)
+            {
+                text.Append(buffer, 0, Math.Min(read, MaxOutputChars - text.Length));
+            }
+        }
+
+        return text.ToString();
+    }
+
+    private static void Kill(Process? process)
+    {
+        try
+        {
+            if (process is { HasExited: false })
+            {
+                process.Kill(entireProcessTree: true);
+            }
+        }
+        catch (InvalidOperationException)
+        {
+            // It exited between the check and the kill.
+        }
+    }
+
+    [LoggerMessage(EventId = 5101, Level = LogLevel.Information, Message = "Load runner {ProcessId} started against {Target} with {Connections} connections for {DurationSeconds} s")]
+    private static partial void LogStarted(ILogger logger, int processId, Uri target, int connections, int durationSeconds);
+
+    [LoggerMessage(EventId = 5102, Level = LogLevel.Information, Message = "Load runner {ProcessId} exited with code {ExitCode}")]
+    private static partial void LogFinished(ILogger logger, int processId, int exitCode);
+}
+
+/// <summary>A load run started from the page; <see cref="Output"/> is the runner's JSON summary once it has finished.</summary>
+public sealed record LoadRun(string Scenario, string Target, int Connections, int DurationSeconds, DateTimeOffset StartedAt, int ProcessId, bool Running, int? ExitCode, string? Output, string? Error);

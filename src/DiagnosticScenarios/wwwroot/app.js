@@ -1,0 +1,213 @@
+'use strict';
+
+// One-line explanations, the same verdicts as the scenario catalog (SCENARIOS.md).
+const scenarios = {
+  'diagscenario/taskwait': 'BAD: a sync action reads .Result on the async query. The pool adds threads faster for Task waits (cooperative blocking), but each request still parks a thread for 500 ms.',
+  'diagscenario/tasksleepwait': 'BAD: polls with Thread.Sleep until the query completes. The pool does not recognise this block: it adds a thread or two a second.',
+  'diagscenario/taskasyncwait': 'GOOD: awaits the query. No thread is held while it is in flight; latency stays near 500 ms.',
+  'diagscenario/syncio': 'BAD: a blocking driver call in a sync action. No compensation from the runtime at all.',
+  'diagscenario/asyncsyncio': 'BAD: an async Task action calling the blocking driver method; the async signature changes nothing.',
+  'diagscenario/taskrunwait': 'BAD: await Task.Run(blocking query) frees the request thread by blocking another pool thread.',
+  'diagscenario/getawaiterresult': 'BAD: .GetAwaiter().GetResult() on the async query, the same block as .Result.',
+  'diagscenario/ping': 'Baseline: answers at once. Under starvation even this gets slow: the collateral damage.',
+  'sqlscenario/sync': 'BAD: a sync action runs ExecuteNonQuery against the database.',
+  'sqlscenario/asyncsyncio': 'BAD: an async action with a synchronous ExecuteNonQuery inside.',
+  'sqlscenario/taskrun': 'BAD: await Task.Run(() => ExecuteNonQuery()).',
+  'sqlscenario/wait': 'BAD: ExecuteNonQueryAsync().Wait().',
+  'sqlscenario/async': 'GOOD: await ExecuteNonQueryAsync(cancellationToken).',
+};
+
+const palette = ['#2563eb', '#dc2626', '#16a34a', '#9333ea', '#ea580c', '#0891b2', '#ca8a04', '#db2777', '#4b5563'];
+const keepSeconds = 300;
+const state = {
+  samples: [],
+  thresholdMs: 250,
+  colors: new Map(),
+  peakThreads: 0,
+  peakQueueDelayMs: 0,
+};
+
+const $ = (id) => document.getElementById(id);
+
+function colorOf(route) {
+  if (!state.colors.has(route)) {
+    state.colors.set(route, palette[state.colors.size % palette.length]);
+  }
+  return state.colors.get(route);
+}
+
+// A minimal line chart: time on x (the last keepSeconds), one line per series, optional dashed threshold.
+function drawChart(canvas, series, threshold) {
+  const ctx = canvas.getContext('2d');
+  const w = canvas.width, h = canvas.height, left = 48, bottom = 18, top = 8;
+  ctx.clearRect(0, 0, w, h);
+  const all = series.flatMap((s) => s.points.map((p) => p.y));
+  const max = Math.max(1, threshold ?? 0, ...all) * 1.1;
+  const now = state.samples.length ? state.samples[state.samples.length - 1].unixTimeMs : Date.now();
+  // The x axis spans what has been received, at least a minute, at most keepSeconds.
+  const spanMs = Math.min(keepSeconds, Math.max(60, state.samples.length)) * 1000;
+  const x = (t) => left + ((t - (now - spanMs)) / spanMs) * (w - left - 4);
+  const y = (v) => top + (1 - v / max) * (h - top - bottom);
+
+  ctx.strokeStyle = '#e5e7eb';
+  ctx.fillStyle = '#5a6270';
+  ctx.font = '11px system-ui, sans-serif';
+  for (let i = 0; i <= 4; i++) {
+    const v = (max / 4) * i;
+    ctx.beginPath(); ctx.moveTo(left, y(v)); ctx.lineTo(w, y(v)); ctx.stroke();
+    ctx.fillText(v >= 100 ? Math.round(v).toString() : v.toFixed(1), 2, y(v) + 4);
+  }
+  ctx.fillText(`last ${Math.round(spanMs / 1000)} s`, left, h - 4);
+
+  if (threshold !== undefined) {
+    ctx.setLineDash([5, 4]); ctx.strokeStyle = '#dc2626';
+    ctx.beginPath(); ctx.moveTo(left, y(threshold)); ctx.lineTo(w, y(threshold)); ctx.stroke();
+    ctx.setLineDash([]);
+  }
+
+  for (const s of series) {
+    ctx.strokeStyle = s.color; ctx.lineWidth = 2; ctx.beginPath();
+    s.points.forEach((p, i) => (i === 0 ? ctx.moveTo(x(p.t), y(p.y)) : ctx.lineTo(x(p.t), y(p.y))));
+    ctx.stroke(); ctx.lineWidth = 1;
+  }
+}
+
+function endpointSeries(field) {
+  const routes = new Set(state.samples.flatMap((s) => s.endpoints.map((e) => e.route)));
+  return [...routes].map((route) => ({
+    color: colorOf(route),
+    points: state.samples.map((s) => ({ t: s.unixTimeMs, y: s.endpoints.find((e) => e.route === route)?.[field] ?? 0 })),
+  }));
+}
+
+function render() {
+  const last = state.samples[state.samples.length - 1];
+  if (!last) {
+    return;
+  }
+
+  $('thread-count').textContent = last.threadCount;
+  $('min-workers-now').textContent = last.minWorkerThreads;
+  $('queue-delay').textContent = `${last.queueDelayMs} ms`;
+  $('pending').textContent = last.pendingWorkItems;
+  $('injections-starvation').textContent = last.injections.starvation;
+  $('injections-cooperative').textContent = last.injections.cooperativeBlocking;
+  $('samples-received').textContent = state.samples.length;
+  const status = $('status');
+  status.dataset.state = last.starved ? 'starved' : 'healthy';
+  status.textContent = last.starved
+    ? `STARVED: a queued work item waited ${last.queueDelayMs} ms (threshold ${state.thresholdMs} ms)`
+    : `healthy: queue delay ${last.queueDelayMs} ms`;
+
+  // Read by the browser test and handy in the console: the peaks since the page opened.
+  document.body.dataset.samples = state.samples.length;
+  document.body.dataset.peakThreads = state.peakThreads;
+  document.body.dataset.peakQueueDelayMs = state.peakQueueDelayMs;
+  document.body.dataset.thresholdMs = state.thresholdMs;
+
+  const points = (f) => state.samples.map((s) => ({ t: s.unixTimeMs, y: f(s) }));
+  drawChart($('chart-threads'), [
+    { color: '#2563eb', points: points((s) => s.threadCount) },
+    { color: '#9ca3af', points: points((s) => s.minWorkerThreads) },
+  ]);
+  drawChart($('chart-queue-delay'), [{ color: '#dc2626', points: points((s) => s.queueDelayMs) }], state.thresholdMs);
+  drawChart($('chart-rps'), endpointSeries('completed'));
+  drawChart($('chart-latency'), endpointSeries('latencyAvgMs'));
+
+  $('legend').replaceChildren(...[...state.colors].map(([route, color]) => {
+    const span = document.createElement('span');
+    const swatch = document.createElement('i');
+    swatch.style.background = color;
+    span.append(swatch, route);
+    return span;
+  }));
+
+  const rows = last.endpoints.map((e) => {
+    const tr = document.createElement('tr');
+    if (e.holdingThread > 0 || e.holdAvgMs >= 50) {
+      tr.className = 'holder';
+    }
+    for (const v of [e.route, e.inFlight, e.holdingThread, e.completed, e.latencyAvgMs, e.holdAvgMs]) {
+      const td = document.createElement('td');
+      td.textContent = v;
+      tr.append(td);
+    }
+    return tr;
+  });
+  $('endpoints').tBodies[0].replaceChildren(...rows);
+}
+
+function onSample(event) {
+  const sample = JSON.parse(event.data);
+  const last = state.samples[state.samples.length - 1];
+  if (last && sample.sequence <= last.sequence) {
+    return;
+  }
+  state.samples.push(sample);
+  state.peakThreads = Math.max(state.peakThreads, sample.threadCount);
+  state.peakQueueDelayMs = Math.max(state.peakQueueDelayMs, sample.queueDelayMs);
+  while (state.samples.length > keepSeconds) {
+    state.samples.shift();
+  }
+  render();
+}
+
+async function call(method, url) {
+  const response = await fetch(url, { method });
+  const body = await response.json().catch(() => ({}));
+  return `${response.status} ${JSON.stringify(body, null, 2)}`;
+}
+
+function wireControls() {
+  const select = $('load-scenario');
+  const list = $('scenarios');
+  for (const [route, text] of Object.entries(scenarios)) {
+    select.append(new Option(route, route));
+    const dt = document.createElement('dt');
+    dt.textContent = `/api/${route}`;
+    const dd = document.createElement('dd');
+    dd.textContent = text;
+    list.append(dt, dd);
+  }
+  const explain = () => { $('scenario-explanation').textContent = scenarios[select.value]; };
+  select.addEventListener('change', explain);
+  explain();
+
+  $('load-start').addEventListener('click', async () => {
+    const query = new URLSearchParams({
+      scenario: select.value,
+      connections: $('load-connections').value,
+      durationSeconds: $('load-duration').value,
+    });
+    $('load-status').textContent = await call('POST', `/api/threadpool/load?${query}`);
+  });
+  $('load-stop').addEventListener('click', async () => {
+    $('load-status').textContent = await call('DELETE', '/api/threadpool/load');
+  });
+  $('minthreads-apply').addEventListener('click', async () => {
+    $('minthreads-status').textContent = await call('PUT', `/api/threadpool/minthreads?workers=${encodeURIComponent($('min-workers').value)}`);
+  });
+  $('minthreads-reset').addEventListener('click', async () => {
+    $('minthreads-status').textContent = await call('DELETE', '/api/threadpool/minthreads');
+  });
+}
+
+async function start() {
+  wireControls();
+  try {
+    const snapshot = await (await fetch('/api/threadpool')).json();
+    state.thresholdMs = snapshot.queueDelay.thresholdMs;
+  } catch {
+    $('status').textContent = 'the /api/threadpool API does not answer (ThreadPoolHealth:Enabled is false?)';
+    return;
+  }
+  // EventSource reconnects by itself and sends Last-Event-ID, so the server replays what was missed.
+  const stream = new EventSource('/api/threadpool/stream');
+  stream.addEventListener('sample', onSample);
+  stream.addEventListener('error', () => {
+    $('status').dataset.state = 'connecting';
+    $('status').textContent = 'reconnecting…';
+  });
+}
+
+start();

@@ -1,0 +1,50 @@
+using System.Net;
+using System.Net.Http.Json;
+using System.Text.Json;
+using DiagnosticScenarios.Tests.Load;
+
+namespace DiagnosticScenarios.Tests.ThreadPoolHealth;
+
+/// <summary>The page's load control starts the real load runner as a child process of the app.</summary>
+[Collection(LoadCollectionDefinition.Name)]
+public sealed class LoadControlTests
+{
+    private static readonly TimeSpan Timeout = TimeSpan.FromSeconds(60);
+
+    [Fact]
+    public async Task Load_StartsTheRunnerAsASeparateProcess_OneRunAtATime()
+    {
+        await using var app = await AppProcess.StartAsync();
+        using var client = app.CreateClient();
+
+        using var started = await client.PostAsync(new Uri("/api/threadpool/load?scenario=diagscenario/taskasyncwait&connections=20&durationSeconds=3", UriKind.Relative), null).WaitAsync(Timeout);
+        var run = await started.Content.ReadFromJsonAsync<JsonElement>().WaitAsync(Timeout);
+        using var second = await client.PostAsync(new Uri("/api/threadpool/load?scenario=diagscenario/ping", UriKind.Relative), null).WaitAsync(Timeout);
+        var finished = await WaitForFinishAsync(client);
+
+        Assert.Equal(HttpStatusCode.Accepted, started.StatusCode);
+        Assert.NotEqual(app.ProcessId, run.GetProperty("processId").GetInt32());
+        Assert.StartsWith("http://127.0.0.1:", run.GetProperty("target").GetString(), StringComparison.Ordinal);
+        Assert.Equal(HttpStatusCode.Conflict, second.StatusCode);
+        Assert.Equal(0, finished.GetProperty("exitCode").GetInt32());
+        var report = JsonSerializer.Deserialize<JsonElement>(finished.GetProperty("output").GetString()!);
+        Assert.True(report.GetProperty("completed").GetInt64() > 0, report.ToString());
+        Assert.Equal(20, report.GetProperty("connections").GetInt32());
+    }
+
+    private static async Task<JsonElement> WaitForFinishAsync(HttpClient client)
+    {
+        var deadline = DateTime.UtcNow + Timeout;
+        while (true)
+        {
+            var status = await client.GetFromJsonAsync<JsonElement>(new Uri("/api/threadpool/load", UriKind.Relative)).WaitAsync(Timeout);
+            var current = status.GetProperty("current");
+            if (!current.GetProperty("running").GetBoolean() || DateTime.UtcNow > deadline)
+            {
+                return current;
+            }
+
+            await Task.Delay(500);
+        }
+    }
+}

@@ -1,0 +1,67 @@
+using System.Net.Http.Json;
+using DiagnosticScenarios.Tests.Load;
+using System.Text.Json;
+
+namespace DiagnosticScenarios.Tests.ThreadPoolHealth;
+
+/// <summary>The detector against a real, starved server in its own process (two processors, fresh pool per test).</summary>
+[Collection(LoadCollectionDefinition.Name)]
+public sealed class StarvationDetectionTests
+{
+    private static readonly TimeSpan Timeout = TimeSpan.FromSeconds(60);
+    private static readonly TimeSpan LoadDuration = TimeSpan.FromSeconds(8);
+
+    [Fact]
+    public async Task TaskWait_IsCountedAsCooperativeBlocking_AndNamedInTheStarvationWarning()
+    {
+        await using var app = await AppProcess.StartAsync();
+        using var client = app.CreateClient();
+
+        await LoadGenerator.RunAsync(new Uri(app.BaseAddress, "/api/diagscenario/taskwait"), connections: 60, LoadDuration, maxRequests: 3000);
+        var snapshot = await client.GetFromJsonAsync<JsonElement>(new Uri("/api/threadpool", UriKind.Relative)).WaitAsync(Timeout);
+
+        Assert.True(snapshot.GetProperty("injections").GetProperty("cooperativeBlocking").GetInt64() > 0, snapshot.GetProperty("injections").ToString());
+        Assert.Contains(app.Output, line => line.Contains("Thread-pool starvation", StringComparison.Ordinal)
+            && line.Contains("Top thread holders: /api/diagscenario/taskwait", StringComparison.Ordinal));
+    }
+
+    [Fact]
+    public async Task TaskSleepWait_IsCountedAsStarvation_AndTheStreamHasNoHolesWhileStarved()
+    {
+        await using var app = await AppProcess.StartAsync();
+        using var client = app.CreateClient();
+
+        await LoadGenerator.RunAsync(new Uri(app.BaseAddress, "/api/diagscenario/tasksleepwait"), connections: 60, LoadDuration, maxRequests: 3000);
+        var snapshot = await client.GetFromJsonAsync<JsonElement>(new Uri("/api/threadpool", UriKind.Relative)).WaitAsync(Timeout);
+        var samples = await ReadSamplesAsync(client, afterSequence: 0, until: s => s.GetProperty("unixTimeMs").GetInt64() >= DateTimeOffset.UtcNow.ToUnixTimeMilliseconds() - 1500);
+
+        Assert.True(snapshot.GetProperty("injections").GetProperty("starvation").GetInt64() > 0, snapshot.GetProperty("injections").ToString());
+        var starved = samples.Where(s => s.GetProperty("starved").GetBoolean()).ToList();
+        Assert.True(starved.Count >= 3, $"expected several starved seconds, got {starved.Count} of {samples.Count}");
+        var sequences = samples.Select(s => s.GetProperty("sequence").GetInt64()).ToList();
+        Assert.Equal(Enumerable.Range(1, sequences.Count).Select(i => (long)i), sequences);
+        var gaps = samples.Zip(samples.Skip(1), (a, b) => b.GetProperty("unixTimeMs").GetInt64() - a.GetProperty("unixTimeMs").GetInt64()).ToList();
+        Assert.True(gaps.Max() < 1600, $"the sampler skipped time while the pool was starved: gaps {string.Join(",", gaps)} ms");
+    }
+
+    private static async Task<List<JsonElement>> ReadSamplesAsync(HttpClient client, long afterSequence, Func<JsonElement, bool> until)
+    {
+        using var response = await client.GetAsync(new Uri($"/api/threadpool/stream?after={afterSequence}", UriKind.Relative), HttpCompletionOption.ResponseHeadersRead).WaitAsync(Timeout);
+        using var reader = new StreamReader(await response.Content.ReadAsStreamAsync().WaitAsync(Timeout));
+        var samples = new List<JsonElement>();
+        while (await reader.ReadLineAsync().WaitAsync(Timeout) is { } line)
+        {
+            if (line.StartsWith("data: ", StringComparison.Ordinal))
+            {
+                var sample = JsonSerializer.Deserialize<JsonElement>(line[6..]);
+                samples.Add(sample);
+                if (until(sample))
+                {
+                    break;
+                }
+            }
+        }
+
+        return samples;
+    }
+}

@@ -1,0 +1,193 @@
+using System.Net;
+using System.Net.Http.Json;
+using System.Text.Json;
+using Microsoft.AspNetCore.Hosting;
+using Microsoft.AspNetCore.Mvc.Testing;
+
+namespace DiagnosticScenarios.Tests.ThreadPoolHealth;
+
+public sealed class ThreadPoolHealthApiTests(WebApplicationFactory<Program> factory) : IClassFixture<WebApplicationFactory<Program>>
+{
+    private static readonly TimeSpan Timeout = TimeSpan.FromSeconds(30);
+
+    [Fact]
+    public async Task Snapshot_ReportsPoolFiguresAndProbeDelays_WhenTheProbeHasRun()
+    {
+        using var client = factory.CreateClient();
+
+        var snapshot = await PollAsync(client, s => s.GetProperty("queueDelay").GetProperty("window").GetProperty("count").GetInt32() >= 3);
+
+        Assert.Equal(Environment.ProcessorCount, snapshot.GetProperty("processorCount").GetInt32());
+        Assert.True(snapshot.GetProperty("threadCount").GetInt32() >= 1);
+        Assert.True(snapshot.GetProperty("maxWorkerThreads").GetInt32() >= snapshot.GetProperty("minWorkerThreads").GetInt32());
+        Assert.Equal(250, snapshot.GetProperty("queueDelay").GetProperty("thresholdMs").GetInt32());
+        Assert.True(snapshot.TryGetProperty("injections", out var injections) && injections.TryGetProperty("cooperativeBlocking", out _));
+    }
+
+    [Fact]
+    public async Task HoldTime_SinglesOutBlockingEndpoints_AndNotTheAwaitingOne()
+    {
+        using var client = factory.CreateClient();
+        string[] routes = ["taskwait", "tasksleepwait", "syncio", "asyncsyncio", "taskasyncwait"];
+
+        await Task.WhenAll(routes.Select(r => client.GetStringAsync(new Uri($"/api/diagscenario/{r}?delayMs=300", UriKind.Relative)))).WaitAsync(Timeout);
+        var snapshot = await PollAsync(client, s => Endpoint(s, "taskasyncwait") is not null);
+
+        foreach (var blocking in routes[..^1])
+        {
+            var hold = Endpoint(snapshot, blocking)!.Value.GetProperty("holdTime").GetProperty("maxMs").GetDouble();
+            Assert.True(hold >= 250, $"{blocking} held its thread {hold} ms; expected about the 300 ms query");
+        }
+
+        var asyncHold = Endpoint(snapshot, "taskasyncwait")!.Value.GetProperty("holdTime").GetProperty("maxMs").GetDouble();
+        var asyncLatency = Endpoint(snapshot, "taskasyncwait")!.Value.GetProperty("latency").GetProperty("maxMs").GetDouble();
+        Assert.True(asyncLatency >= 250, $"taskasyncwait took {asyncLatency} ms; expected about the 300 ms query");
+        Assert.True(asyncHold < 100, $"taskasyncwait held its thread {asyncHold} ms; an awaiting action should hand it back at once");
+    }
+
+    [Fact]
+    public async Task Stream_ReplaysEverySampleSinceLastEventId_WithoutGaps()
+    {
+        using var client = factory.CreateClient();
+        await PollAsync(client, s => s.GetProperty("queueDelay").GetProperty("window").GetProperty("count").GetInt32() >= 25);
+        using var request = new HttpRequestMessage(HttpMethod.Get, "/api/threadpool/stream");
+        request.Headers.Add("Last-Event-ID", "0");
+
+        using var response = await client.SendAsync(request, HttpCompletionOption.ResponseHeadersRead).WaitAsync(Timeout);
+        var ids = await ReadEventIdsAsync(response, count: 3);
+
+        Assert.Equal("text/event-stream", response.Content.Headers.ContentType?.MediaType);
+        Assert.Equal([1L, 2L, 3L], ids);
+    }
+
+    [Fact]
+    public async Task MinThreads_AnswersWhatTheRuntimeAccepted_AndResetRestoresTheStartupValue()
+    {
+        using var client = factory.CreateClient();
+        var requested = Environment.ProcessorCount + 3;
+
+        using var applied = await client.PutAsync(new Uri($"/api/threadpool/minthreads?workers={requested}", UriKind.Relative), null).WaitAsync(Timeout);
+        var appliedBody = await applied.Content.ReadFromJsonAsync<JsonElement>().WaitAsync(Timeout);
+        using var reset = await client.DeleteAsync(new Uri("/api/threadpool/minthreads", UriKind.Relative)).WaitAsync(Timeout);
+        var resetBody = await reset.Content.ReadFromJsonAsync<JsonElement>().WaitAsync(Timeout);
+
+        Assert.Equal(HttpStatusCode.OK, applied.StatusCode);
+        Assert.True(appliedBody.GetProperty("accepted").GetBoolean());
+        Assert.Equal(requested, appliedBody.GetProperty("minWorkerThreads").GetInt32());
+        Assert.Equal(HttpStatusCode.OK, reset.StatusCode);
+        Assert.NotEqual(requested, resetBody.GetProperty("minWorkerThreads").GetInt32());
+    }
+
+    [Theory]
+    [InlineData("workers=abc")]
+    [InlineData("workers=0")]
+    [InlineData("workers=99999999")]
+    [InlineData("")]
+    public async Task MinThreads_Returns400ProblemDetails_WhenWorkersIsNotAValidCount(string query)
+    {
+        using var client = factory.CreateClient();
+
+        using var response = await client.PutAsync(new Uri($"/api/threadpool/minthreads?{query}", UriKind.Relative), null).WaitAsync(Timeout);
+        var problem = await response.Content.ReadFromJsonAsync<JsonElement>().WaitAsync(Timeout);
+
+        Assert.Equal(HttpStatusCode.BadRequest, response.StatusCode);
+        Assert.Equal("application/problem+json", response.Content.Headers.ContentType?.MediaType);
+        Assert.True(problem.GetProperty("errors").TryGetProperty("workers", out _));
+        Assert.Contains("a whole number from 1 to", problem.GetProperty("detail").GetString(), StringComparison.Ordinal);
+    }
+
+    [Theory]
+    [InlineData("PUT", "/api/threadpool/minthreads?workers=8")]
+    [InlineData("DELETE", "/api/threadpool/minthreads")]
+    [InlineData("POST", "/api/threadpool/load?scenario=diagscenario/taskwait")]
+    public async Task ProcessWideControls_Return403ProblemDetails_OutsideDevelopmentForNonLoopbackClients(string method, string url)
+    {
+        // TestServer requests carry no remote address, so outside Development they count as remote.
+        using var production = factory.WithWebHostBuilder(b => b.UseEnvironment("Production"));
+        using var client = production.CreateClient();
+
+        using var response = await client.SendAsync(new HttpRequestMessage(new HttpMethod(method), url)).WaitAsync(Timeout);
+        var problem = await response.Content.ReadFromJsonAsync<JsonElement>().WaitAsync(Timeout);
+
+        Assert.Equal(HttpStatusCode.Forbidden, response.StatusCode);
+        Assert.Equal(403, problem.GetProperty("status").GetInt32());
+    }
+
+    [Theory]
+    [InlineData("scenario=../../etc/passwd")]
+    [InlineData("scenario=diagscenario/taskwait&connections=501")]
+    [InlineData("scenario=diagscenario/taskwait&durationSeconds=121")]
+    public async Task Load_Returns400ProblemDetails_WhenOutOfBounds(string query)
+    {
+        using var client = factory.CreateClient();
+
+        using var response = await client.PostAsync(new Uri($"/api/threadpool/load?{query}", UriKind.Relative), null).WaitAsync(Timeout);
+
+        Assert.Equal(HttpStatusCode.BadRequest, response.StatusCode);
+        Assert.Equal("application/problem+json", response.Content.Headers.ContentType?.MediaType);
+    }
+
+    [Fact]
+    public async Task Page_IsServedAtRoot_WithItsScriptAndNoExternalReferences()
+    {
+        using var client = factory.CreateClient();
+
+        var html = await client.GetStringAsync(new Uri("/", UriKind.Relative)).WaitAsync(Timeout);
+        var script = await client.GetStringAsync(new Uri("/app.js", UriKind.Relative)).WaitAsync(Timeout);
+
+        Assert.Contains("<canvas id=\"chart-queue-delay\"", html, StringComparison.Ordinal);
+        Assert.DoesNotContain("https://", html, StringComparison.Ordinal);
+        Assert.DoesNotContain("https://", script, StringComparison.Ordinal);
+        Assert.Contains("/api/threadpool/stream", script, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public async Task Api_IsNotMapped_WhenThreadPoolHealthIsDisabled()
+    {
+        using var disabled = factory.WithWebHostBuilder(b => b.UseSetting("ThreadPoolHealth:Enabled", "false"));
+        using var client = disabled.CreateClient();
+
+        using var api = await client.GetAsync(new Uri("/api/threadpool", UriKind.Relative)).WaitAsync(Timeout);
+        var ping = await client.GetStringAsync(new Uri("/api/diagscenario/ping", UriKind.Relative)).WaitAsync(Timeout);
+
+        Assert.Equal(HttpStatusCode.NotFound, api.StatusCode);
+        Assert.Equal("success:ping", ping);
+        Assert.Null(disabled.Services.GetService(typeof(DiagnosticScenarios.ThreadPoolHealth.ThreadPoolMonitor)));
+    }
+
+    private static JsonElement? Endpoint(JsonElement snapshot, string scenario) =>
+        snapshot.GetProperty("endpoints").EnumerateArray()
+            .Where(e => e.GetProperty("route").GetString() == $"/api/diagscenario/{scenario}")
+            .Select(e => (JsonElement?)e)
+            .FirstOrDefault();
+
+    private static async Task<JsonElement> PollAsync(HttpClient client, Func<JsonElement, bool> until)
+    {
+        var deadline = DateTime.UtcNow + Timeout;
+        while (true)
+        {
+            var snapshot = await client.GetFromJsonAsync<JsonElement>(new Uri("/api/threadpool", UriKind.Relative)).WaitAsync(Timeout);
+            if (until(snapshot) || DateTime.UtcNow > deadline)
+            {
+                return snapshot;
+            }
+
+            await Task.Delay(200);
+        }
+    }
+
+    private static async Task<List<long>> ReadEventIdsAsync(HttpResponseMessage response, int count)
+    {
+        using var reader = new StreamReader(await response.Content.ReadAsStreamAsync().WaitAsync(Timeout));
+        var ids = new List<long>();
+        while (ids.Count < count && await reader.ReadLineAsync().WaitAsync(Timeout) is { } line)
+        {
+            if (line.StartsWith("id: ", StringComparison.Ordinal))
+            {
+                ids.Add(long.Parse(line[4..], System.Globalization.CultureInfo.InvariantCulture));
+            }
+        }
+
+        return ids;
+    }
+}
