@@ -118,7 +118,10 @@ public sealed class StarvationScenariosController(MockDatabase database, IOption
     /// BAD (<c>mode=blocking</c>) / GOOD (<c>mode=async</c>): starts <c>count</c> tasks that each wait <c>delayMs</c>,
     /// by a blocking <c>.Wait()</c> inside <c>Task.Run</c> or by <c>await</c>, and answers the elapsed time.
     /// </summary>
-    /// <remarks>The console experiment: async finishes in about one delay; blocking takes tens of delays while the pool grows.</remarks>
+    /// <remarks>
+    /// The console experiment: async finishes in about one delay. Blocking needs about a thread per task, because each
+    /// Task.Delay completion waits in the pool queue behind the tasks not yet started; on two cores that takes minutes.
+    /// </remarks>
     /// <param name="count">How many tasks to start (1–10000, default 1000).</param>
     /// <param name="mode"><c>blocking</c> or <c>async</c> (default blocking).</param>
     /// <param name="delayMs">How long each task waits, in milliseconds (0–60000, default 1000).</param>

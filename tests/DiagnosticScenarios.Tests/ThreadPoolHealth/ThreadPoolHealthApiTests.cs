@@ -46,6 +46,27 @@ public sealed class ThreadPoolHealthApiTests(WebApplicationFactory<Program> fact
     }
 
     [Fact]
+    public async Task HoldTime_SinglesOutBlockingSqlShapes_AndNotTheAsyncOne()
+    {
+        using var client = factory.CreateClient();
+        string[] blocking = ["sync", "asyncsyncio", "wait"];
+        var routes = blocking.Append("async").Select(shape => $"/api/sqlscenario/{shape}").ToArray();
+
+        // The embedded TDS responder (the default provider) answers each WAITFOR after 300 ms.
+        await Task.WhenAll(routes.Select(r => client.GetStringAsync(new Uri($"{r}?delayMs=300", UriKind.Relative)))).WaitAsync(Timeout);
+        var snapshot = await PollAsync(client, s => routes.All(r => EndpointAt(s, r) is not null));
+
+        foreach (var route in routes[..^1])
+        {
+            var hold = EndpointAt(snapshot, route)!.Value.GetProperty("holdTime").GetProperty("maxMs").GetDouble();
+            Assert.True(hold >= 250, $"{route} held its thread {hold} ms; expected about the 300 ms WAITFOR");
+        }
+
+        var asyncHold = EndpointAt(snapshot, routes[^1])!.Value.GetProperty("holdTime").GetProperty("maxMs").GetDouble();
+        Assert.True(asyncHold < 100, $"{routes[^1]} held its thread {asyncHold} ms; an awaiting action should hand it back at once");
+    }
+
+    [Fact]
     public async Task Stream_ReplaysEverySampleSinceLastEventId_WithoutGaps()
     {
         using var client = factory.CreateClient();
@@ -155,9 +176,11 @@ public sealed class ThreadPoolHealthApiTests(WebApplicationFactory<Program> fact
         Assert.Null(disabled.Services.GetService(typeof(DiagnosticScenarios.ThreadPoolHealth.ThreadPoolMonitor)));
     }
 
-    private static JsonElement? Endpoint(JsonElement snapshot, string scenario) =>
+    private static JsonElement? Endpoint(JsonElement snapshot, string scenario) => EndpointAt(snapshot, $"/api/diagscenario/{scenario}");
+
+    private static JsonElement? EndpointAt(JsonElement snapshot, string route) =>
         snapshot.GetProperty("endpoints").EnumerateArray()
-            .Where(e => e.GetProperty("route").GetString() == $"/api/diagscenario/{scenario}")
+            .Where(e => e.GetProperty("route").GetString() == route)
             .Select(e => (JsonElement?)e)
             .FirstOrDefault();
 
