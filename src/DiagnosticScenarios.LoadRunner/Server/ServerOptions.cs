@@ -9,6 +9,12 @@ public sealed record ServerOptions
     /// <summary>The processor count the runtime sees (<c>DOTNET_PROCESSOR_COUNT</c>); it sets the pool's minimum and how fast it injects threads.</summary>
     public int ProcessorCount { get; init; } = 2;
 
+    /// <summary>
+    /// The app's content root (appsettings.json, wwwroot): a project folder serves the live page from its sources in
+    /// Development. Null runs the app from the folder of <see cref="AppPath"/>.
+    /// </summary>
+    public string? ContentRoot { get; init; }
+
     /// <summary><c>ASPNETCORE_ENVIRONMENT</c>.</summary>
     public string Environment { get; init; } = "Production";
 

@@ -130,11 +130,17 @@ public sealed class ServerProcess : IAsyncDisposable
             RedirectStandardOutput = true,
             RedirectStandardError = true,
             // The app finds appsettings.json in its content root, the current directory by default.
-            WorkingDirectory = Path.GetDirectoryName(Path.GetFullPath(options.AppPath))!,
+            WorkingDirectory = options.ContentRoot ?? Path.GetDirectoryName(Path.GetFullPath(options.AppPath))!,
         };
         foreach (var argument in leadingArguments)
         {
             startInfo.ArgumentList.Add(argument);
+        }
+
+        if (options.ContentRoot is not null)
+        {
+            startInfo.ArgumentList.Add("--contentRoot");
+            startInfo.ArgumentList.Add(options.ContentRoot);
         }
 
         var baseAddress = new Uri($"http://127.0.0.1:{port}/");

@@ -12,7 +12,7 @@ public sealed partial class HttpFileTests(WebApplicationFactory<Program> factory
     {
         using var client = factory.CreateClient();
         using var document = JsonDocument.Parse(await client.GetStringAsync(new Uri("/openapi/v1.json", UriKind.Relative)).DefaultTimeout());
-        var httpFile = await File.ReadAllTextAsync(Path.Combine(RepositoryRoot(), "src", "DiagnosticScenarios", "DiagnosticScenarios.http")).DefaultTimeout();
+        var httpFile = await File.ReadAllTextAsync(Path.Combine(RepositoryPaths.AppProject, "DiagnosticScenarios.http")).DefaultTimeout();
         var requested = RequestLine().Matches(httpFile).Select(m => m.Groups["path"].Value).ToList();
 
         var missing = document.RootElement.GetProperty("paths").EnumerateObject()
@@ -25,17 +25,6 @@ public sealed partial class HttpFileTests(WebApplicationFactory<Program> factory
 
     private static Regex RouteTemplate(string route) =>
         new("^" + Regex.Replace(Regex.Escape(route), @"\\\{[^}]+}", "[^/?]+") + "(\\?.*)?$", RegexOptions.CultureInvariant);
-
-    internal static string RepositoryRoot()
-    {
-        var directory = new DirectoryInfo(AppContext.BaseDirectory);
-        while (directory is not null && !File.Exists(Path.Combine(directory.FullName, "DiagnosticScenarios.sln")))
-        {
-            directory = directory.Parent;
-        }
-
-        return directory?.FullName ?? throw new InvalidOperationException($"No DiagnosticScenarios.sln above {AppContext.BaseDirectory}.");
-    }
 
     [GeneratedRegex(@"^(GET|PUT|POST|DELETE) \{\{host\}\}(?<path>\S+)", RegexOptions.Multiline)]
     private static partial Regex RequestLine();

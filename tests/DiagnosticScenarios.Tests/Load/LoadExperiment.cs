@@ -9,7 +9,7 @@ namespace DiagnosticScenarios.Tests.Load;
 
 /// <summary>
 /// One measurement as <c>compare</c> takes it: a fresh server process (cold pool, <c>DOTNET_PROCESSOR_COUNT=2</c>),
-/// one warm-up request, then 125 connections from this process for a bounded time, with the server's thread count
+/// one warm-up request, then 125 connections from a load-runner process of its own for a bounded time, with the server's thread count
 /// sampled and a ping probe alongside.
 /// </summary>
 internal static class LoadExperiment
@@ -57,7 +57,7 @@ internal static class LoadExperiment
             MinWorkerThreads = minWorkerThreads,
             DelayMs = DelayMs,
         };
-        var result = await CompareRunner.MeasureAsync(options, Mock[scenario]).WaitAsync(MeasurementTimeout);
+        var result = await RunnerProcess.MeasureAsync(options, scenario, MeasurementTimeout);
         output.WriteLine(Describe(result));
         return result;
     }

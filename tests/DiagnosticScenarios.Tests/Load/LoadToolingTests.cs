@@ -43,7 +43,7 @@ public sealed class LoadToolingTests : IDisposable
         // script's own fallback, the load runner, stands in.
         var tool = Environment.GetEnvironmentVariable("CI") == "true" || OnPath("hey") ? "hey" : "runner";
         await using var server = await ServerProcess.StartAsync(new ServerOptions { AppPath = LoadExperiment.AppPath }).WaitAsync(TestTimeout);
-        var script = Path.Combine(RepositoryRoot(), "scripts", "load.sh");
+        var script = Path.Combine(RepositoryPaths.Root, "scripts", "load.sh");
         var start = new ProcessStartInfo("bash") { RedirectStandardOutput = true, RedirectStandardError = true, WorkingDirectory = Path.GetTempPath() };
         foreach (var argument in new[] { script, "taskasyncwait", "10", "2s" })
         {
@@ -67,17 +67,4 @@ public sealed class LoadToolingTests : IDisposable
 
     private static bool OnPath(string program) =>
         (Environment.GetEnvironmentVariable("PATH") ?? string.Empty).Split(Path.PathSeparator).Any(dir => File.Exists(Path.Combine(dir, program)));
-
-    private static string RepositoryRoot()
-    {
-        for (var dir = new DirectoryInfo(AppContext.BaseDirectory); dir is not null; dir = dir.Parent)
-        {
-            if (File.Exists(Path.Combine(dir.FullName, "DiagnosticScenarios.sln")))
-            {
-                return dir.FullName;
-            }
-        }
-
-        throw new DirectoryNotFoundException($"No DiagnosticScenarios.sln above {AppContext.BaseDirectory}.");
-    }
 }

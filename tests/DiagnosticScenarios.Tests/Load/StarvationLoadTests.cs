@@ -5,7 +5,7 @@ namespace DiagnosticScenarios.Tests.Load;
 
 /// <summary>
 /// The physics of thread-pool starvation, measured: each scenario on a fresh server process with a cold pool pinned to
-/// two processors, 125 connections for 5 s (10 s for absolute bounds) from this process, figures compared with taskasyncwait measured the same way
+/// two processors, 125 connections for 5 s (10 s for absolute bounds) from a load-runner process, figures compared with taskasyncwait measured the same way
 /// in the same test. Margins are ratios calibrated on a 2-core machine; the measured values are noted beside each one.
 /// </summary>
 [Collection(LoadCollectionDefinition.Name)]

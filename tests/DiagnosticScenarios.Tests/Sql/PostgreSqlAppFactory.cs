@@ -24,7 +24,7 @@ internal static class PostgresScript
 
     public static async Task RunAsync(string verb)
     {
-        var script = Path.Combine(RepositoryRoot(), "scripts", "postgres.sh");
+        var script = Path.Combine(RepositoryPaths.Root, "scripts", "postgres.sh");
         using var process = Process.Start(new ProcessStartInfo(script, verb)
         {
             RedirectStandardOutput = true,
@@ -37,19 +37,6 @@ internal static class PostgresScript
         {
             throw new InvalidOperationException($"scripts/postgres.sh {verb} exited with {process.ExitCode}: {await error}{await output}");
         }
-    }
-
-    private static string RepositoryRoot()
-    {
-        for (var dir = new DirectoryInfo(AppContext.BaseDirectory); dir is not null; dir = dir.Parent)
-        {
-            if (File.Exists(Path.Combine(dir.FullName, "DiagnosticScenarios.sln")))
-            {
-                return dir.FullName;
-            }
-        }
-
-        throw new InvalidOperationException("DiagnosticScenarios.sln not found above the test binaries.");
     }
 }
 

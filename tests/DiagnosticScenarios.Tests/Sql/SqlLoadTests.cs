@@ -63,7 +63,7 @@ public abstract class SqlLoadMeasurements : IAsyncLifetime
         };
         foreach (var scenario in family.Scenarios)
         {
-            _results[scenario.Name] = await CompareRunner.MeasureAsync(options, scenario).WaitAsync(MeasurementTimeout);
+            _results[scenario.Name] = await RunnerProcess.MeasureAsync(options, scenario.Name, MeasurementTimeout);
         }
     }
 

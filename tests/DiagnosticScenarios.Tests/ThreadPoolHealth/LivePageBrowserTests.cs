@@ -21,7 +21,7 @@ public sealed class LivePageBrowserTests
     {
         Assert.True(File.Exists(Chromium) && File.Exists(ChromeDriver),
             $"The browser test needs Debian's chromium and chromium-driver ({Chromium}, {ChromeDriver}): apt-get install chromium chromium-driver");
-        await using var app = await AppProcess.StartAsync();
+        await using var app = await HealthApp.StartAsync();
         var profile = Directory.CreateTempSubdirectory("diagnosticscenarios-chromium-");
         using var driver = StartChromium(profile.FullName);
         var wait = new WebDriverWait(driver, TimeSpan.FromSeconds(30)) { PollingInterval = TimeSpan.FromMilliseconds(250) };

@@ -14,7 +14,7 @@ public sealed class LoadControlTests
     [Fact]
     public async Task Load_StartsTheRunnerAsASeparateProcess_OneRunAtATime()
     {
-        await using var app = await AppProcess.StartAsync();
+        await using var app = await HealthApp.StartAsync();
         using var client = app.CreateClient();
 
         using var started = await client.PostAsync(new Uri("/api/threadpool/load?scenario=diagscenario/taskasyncwait&connections=20&durationSeconds=3", UriKind.Relative), null).WaitAsync(Timeout);

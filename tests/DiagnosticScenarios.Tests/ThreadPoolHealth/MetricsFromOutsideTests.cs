@@ -17,7 +17,7 @@ public sealed class MetricsFromOutsideTests
     [Fact]
     public async Task DotnetTrace_ReadsOurMeterAndTheThreadPoolCounters_FromTheRunningApp()
     {
-        await using var app = await AppProcess.StartAsync();
+        await using var app = await HealthApp.StartAsync();
         using var client = app.CreateClient();
         var output = Path.Combine(Path.GetTempPath(), $"diagnosticscenarios-metrics-{Guid.NewGuid():N}.nettrace");
         try

@@ -14,24 +14,24 @@ public sealed class StarvationDetectionTests
     [Fact]
     public async Task TaskWait_IsCountedAsCooperativeBlocking_AndNamedInTheStarvationWarning()
     {
-        await using var app = await AppProcess.StartAsync();
+        await using var app = await HealthApp.StartAsync();
         using var client = app.CreateClient();
 
-        await LoadGenerator.RunAsync(new Uri(app.BaseAddress, "/api/diagscenario/taskwait"), connections: 60, LoadDuration, maxRequests: 3000);
+        await app.LoadAsync("/api/diagscenario/taskwait", connections: 60, LoadDuration, maxRequests: 3000);
         var snapshot = await client.GetFromJsonAsync<JsonElement>(new Uri("/api/threadpool", UriKind.Relative)).WaitAsync(Timeout);
 
         Assert.True(snapshot.GetProperty("injections").GetProperty("cooperativeBlocking").GetInt64() > 0, snapshot.GetProperty("injections").ToString());
-        Assert.Contains(app.Output, line => line.Contains("Thread-pool starvation", StringComparison.Ordinal)
+        Assert.Contains(app.Output.Split('\n'), line => line.Contains("Thread-pool starvation", StringComparison.Ordinal)
             && line.Contains("Top thread holders: /api/diagscenario/taskwait", StringComparison.Ordinal));
     }
 
     [Fact]
     public async Task TaskSleepWait_IsCountedAsStarvation_AndTheStreamHasNoHolesWhileStarved()
     {
-        await using var app = await AppProcess.StartAsync();
+        await using var app = await HealthApp.StartAsync();
         using var client = app.CreateClient();
 
-        await LoadGenerator.RunAsync(new Uri(app.BaseAddress, "/api/diagscenario/tasksleepwait"), connections: 60, LoadDuration, maxRequests: 3000);
+        await app.LoadAsync("/api/diagscenario/tasksleepwait", connections: 60, LoadDuration, maxRequests: 3000);
         var snapshot = await client.GetFromJsonAsync<JsonElement>(new Uri("/api/threadpool", UriKind.Relative)).WaitAsync(Timeout);
         var samples = await ReadSamplesAsync(client, afterSequence: 0, until: s => s.GetProperty("unixTimeMs").GetInt64() >= DateTimeOffset.UtcNow.ToUnixTimeMilliseconds() - 1500);
 
