@@ -8,8 +8,15 @@ namespace DiagnosticScenarios.ThreadPoolHealth;
 /// Starvation means the gate thread saw no progress for 500 ms; cooperative blocking means a pool thread
 /// blocked on a Task (<c>.Result</c>, <c>.Wait()</c>) and told the pool so.
 /// </summary>
+/// <remarks>
+/// One per process, never disposed: the thread pool it listens to is per process, and disposing an EventListener
+/// that receives runtime events can hang in <c>EventListener.Dispose</c> while the EventPipe dispatch thread
+/// delivers (seen when a test host started and stopped several apps).
+/// </remarks>
 public sealed class ThreadInjectionListener : EventListener
 {
+    private static readonly Lazy<ThreadInjectionListener> Instance = new(() => new ThreadInjectionListener());
+
     private const string RuntimeProvider = "Microsoft-Windows-DotNETRuntime";
     private const EventKeywords ThreadingKeyword = (EventKeywords)0x10000;
     private const int AdjustmentEventId = 55;
@@ -22,6 +29,13 @@ public sealed class ThreadInjectionListener : EventListener
     private long _cooperativeBlocking;
     private long _other;
     private long _lastGoal;
+
+    private ThreadInjectionListener()
+    {
+    }
+
+    /// <summary>The process's listener, started on first use.</summary>
+    public static ThreadInjectionListener Shared => Instance.Value;
 
     public long Starvation => Interlocked.Read(ref _starvation);
 
@@ -72,5 +86,5 @@ public sealed class ThreadInjectionListener : EventListener
     }
 }
 
-/// <summary>Thread-goal adjustments by the reason the runtime gave, since the app started.</summary>
+/// <summary>Thread-goal adjustments by the reason the runtime gave, since the listener started with the first app of the process.</summary>
 public sealed record InjectionCounts(long Starvation, long CooperativeBlocking, long Other, long LastWorkerThreadGoal);

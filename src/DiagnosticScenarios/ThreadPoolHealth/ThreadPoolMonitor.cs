@@ -20,7 +20,6 @@ public sealed partial class ThreadPoolMonitor : IHostedService, IDisposable
     private readonly Lock _ringLock = new();
     private readonly ManualResetEventSlim _stopping = new();
     private readonly Thread _sampler;
-    private ThreadInjectionListener? _injections;
     private TaskCompletionSource _nextSample = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private long _sequence;
     private long _lastWarning = long.MinValue;
@@ -46,12 +45,11 @@ public sealed partial class ThreadPoolMonitor : IHostedService, IDisposable
 
     public int StartupMinIoThreads { get; }
 
-    public InjectionCounts Injections => _injections?.Counts() ?? new InjectionCounts(0, 0, 0, 0);
+    public InjectionCounts Injections => ThreadInjectionListener.Shared.Counts();
 
     public Task StartAsync(CancellationToken cancellationToken)
     {
-        _injections = new ThreadInjectionListener();
-        Metrics.Observe(_probe, _injections, _attribution);
+        Metrics.Observe(_probe, ThreadInjectionListener.Shared, _attribution);
         _lastCompletedWorkItems = ThreadPool.CompletedWorkItemCount;
         _probe.Start();
         _sampler.Start();
@@ -73,7 +71,6 @@ public sealed partial class ThreadPoolMonitor : IHostedService, IDisposable
         }
 
         _probe.Dispose();
-        _injections?.Dispose();
         _stopping.Dispose();
     }
 
