@@ -67,11 +67,14 @@ internal static class LoadExperiment
         ServerProcess.StartAsync(new ServerOptions { AppPath = AppPath, ProcessorCount = 2 }).WaitAsync(MeasurementTimeout);
 
     /// <summary>Every figure an assertion may use, so a failure on CI can be read without a rerun.</summary>
-    public static string Describe(ScenarioResult r)
+    public static string Describe(ScenarioResult r) => Describe(r, LimitRequestsPerSecond);
+
+    /// <summary>The same figures against another family's limit (the SQL family: 120 connections, 1 s).</summary>
+    public static string Describe(ScenarioResult r, double limitRequestsPerSecond)
     {
         var l = r.Load;
         return string.Create(CultureInfo.InvariantCulture,
-            $"{r.Scenario}{(r.Verdict == Verdict.Good ? " (GOOD)" : " (BAD)")}: {l.RequestsPerSecond:0.0} req/s ({l.RequestsPerSecond / LimitRequestsPerSecond:P0} of {LimitRequestsPerSecond:0}), " +
+            $"{r.Scenario}{(r.Verdict == Verdict.Good ? " (GOOD)" : " (BAD)")}: {l.RequestsPerSecond:0.0} req/s ({l.RequestsPerSecond / limitRequestsPerSecond:P0} of {limitRequestsPerSecond:0}), " +
             $"answered {l.Completed}/{l.Sent}, latency avg {l.Latency.Average:0} p50 {l.Latency.P50:0} p95 {l.Latency.P95:0} max {l.Latency.Max:0} ms, " +
             $"at-least p50 {l.LatencyAtLeast.P50:0} p95 {l.LatencyAtLeast.P95:0} ms, failures {l.Failures} (timeouts {l.Timeouts}), " +
             $"ping p50 {r.Ping.LatencyAtLeast.P50:0.0} ms, threads peak {r.PeakThreads} end {r.ThreadsAtEnd}, elapsed {l.Elapsed.TotalSeconds:0.0} s, " +

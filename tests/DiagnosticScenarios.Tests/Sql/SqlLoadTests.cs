@@ -40,7 +40,7 @@ public abstract class SqlLoadMeasurements : IAsyncLifetime
 
     public static string Describe(ScenarioResult result) => string.Create(
         CultureInfo.InvariantCulture,
-        $"{result.Scenario}: {SuccessesPerSecond(result):0.0} 2xx/s ({SuccessesPerSecond(result) / LimitRequestsPerSecond:P0} of {LimitRequestsPerSecond:0}); ") + LoadExperiment.Describe(result);
+        $"{result.Scenario}: {SuccessesPerSecond(result):0.0} 2xx/s ({SuccessesPerSecond(result) / LimitRequestsPerSecond:P0} of {LimitRequestsPerSecond:0}); ") + LoadExperiment.Describe(result, LimitRequestsPerSecond);
 
     public async Task InitializeAsync()
     {
