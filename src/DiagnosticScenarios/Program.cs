@@ -1,7 +1,10 @@
+using DiagnosticScenarios.Catalogue;
+using DiagnosticScenarios.Controls;
+using DiagnosticScenarios.Detection;
 using DiagnosticScenarios.Infrastructure;
+using DiagnosticScenarios.LivePage;
 using DiagnosticScenarios.Scenarios;
 using DiagnosticScenarios.Sql;
-using DiagnosticScenarios.ThreadPoolHealth;
 
 var builder = WebApplication.CreateBuilder(args);
 
@@ -14,8 +17,11 @@ builder.Services.AddScenarios(builder.Configuration);
 // The SQL WAITFOR DELAY family over the configured database (Database:Provider, Embedded by default).
 builder.Services.AddSqlScenarios(builder.Configuration);
 
-// The starvation detector, per-endpoint attribution, the DiagnosticScenarios meter and the page's load control.
-builder.Services.AddThreadPoolHealth(builder.Configuration);
+// Detection: the queue-delay probe, the injection listener, per-endpoint attribution, the DiagnosticScenarios meter.
+builder.Services.AddDetection(builder.Configuration);
+
+// The process controls: the SetMinThreads workaround and the load launch.
+builder.Services.AddControls(builder.Configuration);
 
 // OpenAPI document at /openapi/v1.json; Swagger UI reads it at /swagger.
 builder.Services.AddOpenApi();
@@ -29,10 +35,13 @@ app.UseStatusCodePages();
 app.MapOpenApi();
 app.UseSwaggerUI(options => options.SwaggerEndpoint("/openapi/v1.json", "DiagnosticScenarios"));
 
-// The live page at / and the /api/threadpool API; attribution times every routed request after it.
-app.MapThreadPoolHealth();
-app.UseEndpointAttribution();
+// The live page at /, its read-only API at /api/threadpool, the controls beside it, the catalogue at /api/scenarios.
+app.MapLivePage();
+app.MapControls();
+app.MapScenarioCatalogue();
 
+// Attribution times every routed request after this point; the scenarios themselves.
+app.UseEndpointAttribution();
 app.MapControllers();
 
 app.Run();

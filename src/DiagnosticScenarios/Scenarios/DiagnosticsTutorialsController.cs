@@ -50,7 +50,7 @@ public sealed class DiagnosticsTutorialsController(DeadlockScenario deadlock, Me
         return "success:highcpu";
     }
 
-    /// <summary>For the memory tutorials: allocates and frees millions of objects in waves for the given time.</summary>
+    /// <summary>BAD (on purpose), for the memory tutorials: allocates and frees millions of objects in waves for the given time.</summary>
     /// <param name="seconds">How long to run the waves (1–300).</param>
     /// <param name="cancellationToken">Cancelled when the client goes away.</param>
     [HttpGet("memspike/{seconds}")]

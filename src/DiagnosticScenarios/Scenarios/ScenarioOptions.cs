@@ -7,9 +7,12 @@ public sealed class ScenarioOptions
 {
     public const string SectionName = "Scenarios";
 
+    /// <summary>The mock database's delay when neither configuration nor the request names one.</summary>
+    public const int DefaultMockDelayMs = 500;
+
     /// <summary>How long the mock database takes to answer when a request names no <c>delayMs</c>.</summary>
     [Range(0, 60000)]
-    public int MockDelayMs { get; set; } = 500;
+    public int MockDelayMs { get; set; } = DefaultMockDelayMs;
 
     /// <summary>How long each taskburst task waits when the request names no <c>delayMs</c>.</summary>
     [Range(0, 60000)]
@@ -17,5 +20,5 @@ public sealed class ScenarioOptions
 
     /// <summary>The most memory <c>memleak</c> may root in one process, in kilobytes.</summary>
     [Range(1, long.MaxValue)]
-    public long MemLeakCapKb { get; set; } = 4_000_000;
+    public long MemLeakCapKb { get; set; } = 2_000_000;
 }

@@ -25,7 +25,8 @@ public sealed class SqlScenarioController(SqlScenarioDatabase database, SqlScena
     public const string ConnectionWaitHeader = "X-Connection-Wait-Ms";
 
     private const int MaxDelayMs = 60_000;
-    private const int DefaultDelayMs = 1000;
+    /// <summary>The delay when a request names no <c>delayMs</c>.</summary>
+    public const int DefaultDelayMs = 1000;
 
     /// <summary>BAD: a sync action calls <c>command.ExecuteNonQuery()</c>.</summary>
     /// <remarks>The driver blocks this pool thread in a socket read for the whole query; the pool gets no signal to compensate.</remarks>

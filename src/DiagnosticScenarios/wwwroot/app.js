@@ -1,22 +1,5 @@
 'use strict';
 
-// One-line explanations, the same verdicts as the scenario catalog (SCENARIOS.md).
-const scenarios = {
-  'diagscenario/taskwait': 'BAD: a sync action reads .Result on the async query. The pool adds threads faster for Task waits (cooperative blocking), but each request still parks a thread for 500 ms.',
-  'diagscenario/tasksleepwait': 'BAD: polls with Thread.Sleep until the query completes. The pool does not recognise this block: it adds a thread or two a second.',
-  'diagscenario/taskasyncwait': 'GOOD: awaits the query. No thread is held while it is in flight; latency stays near 500 ms.',
-  'diagscenario/syncio': 'BAD: a blocking driver call in a sync action. No compensation from the runtime at all.',
-  'diagscenario/asyncsyncio': 'BAD: an async Task action calling the blocking driver method; the async signature changes nothing.',
-  'diagscenario/taskrunwait': 'BAD: await Task.Run(blocking query) frees the request thread by blocking another pool thread.',
-  'diagscenario/getawaiterresult': 'BAD: .GetAwaiter().GetResult() on the async query, the same block as .Result.',
-  'diagscenario/ping': 'Baseline: answers at once. Under starvation even this gets slow: the collateral damage.',
-  'sqlscenario/sync': 'BAD: a sync action runs ExecuteNonQuery against the database.',
-  'sqlscenario/asyncsyncio': 'BAD: an async action with a synchronous ExecuteNonQuery inside.',
-  'sqlscenario/taskrun': 'BAD: await Task.Run(() => ExecuteNonQuery()).',
-  'sqlscenario/wait': 'BAD: ExecuteNonQueryAsync().Wait().',
-  'sqlscenario/async': 'GOOD: await ExecuteNonQueryAsync(cancellationToken).',
-};
-
 const palette = ['#2563eb', '#dc2626', '#16a34a', '#9333ea', '#ea580c', '#0891b2', '#ca8a04', '#db2777', '#4b5563'];
 const keepSeconds = 300;
 const state = {
@@ -158,18 +141,29 @@ async function call(method, url) {
   return `${response.status} ${JSON.stringify(body, null, 2)}`;
 }
 
-function wireControls() {
+// The load control's choices and their one-line explanations come from the app's scenario catalogue.
+function explanation(scenario) {
+  const verdict = scenario.verdict === 'baseline' ? 'Baseline' : scenario.verdict;
+  return `${verdict}: ${scenario.pattern}. ${scenario.why.charAt(0).toUpperCase()}${scenario.why.slice(1)}.`;
+}
+
+async function wireControls() {
   const select = $('load-scenario');
   const list = $('scenarios');
-  for (const [route, text] of Object.entries(scenarios)) {
+  const catalogue = await (await fetch('/api/scenarios')).json();
+  const loadable = new Set(catalogue.families.filter((f) => f.loadable).map((f) => f.name));
+  const explanations = new Map();
+  for (const scenario of catalogue.scenarios.filter((s) => loadable.has(s.family))) {
+    const route = scenario.route.replace(/^\/api\//, '');
+    explanations.set(route, explanation(scenario));
     select.append(new Option(route, route));
     const dt = document.createElement('dt');
-    dt.textContent = `/api/${route}`;
+    dt.textContent = scenario.route;
     const dd = document.createElement('dd');
-    dd.textContent = text;
+    dd.textContent = explanations.get(route);
     list.append(dt, dd);
   }
-  const explain = () => { $('scenario-explanation').textContent = scenarios[select.value]; };
+  const explain = () => { $('scenario-explanation').textContent = explanations.get(select.value) ?? ''; };
   select.addEventListener('change', explain);
   explain();
 
@@ -193,7 +187,7 @@ function wireControls() {
 }
 
 async function start() {
-  wireControls();
+  await wireControls();
   try {
     const snapshot = await (await fetch('/api/threadpool')).json();
     state.thresholdMs = snapshot.queueDelay.thresholdMs;

@@ -1,4 +1,5 @@
 using System.Net;
+using DiagnosticScenarios.Catalogue;
 using Microsoft.AspNetCore.Mvc.Testing;
 
 namespace DiagnosticScenarios.Tests.Functional;
@@ -9,7 +10,7 @@ public sealed class BadInputTests(WebApplicationFactory<Program> factory) : ICla
     public static TheoryData<string, string, string> OutOfRangeOrMalformed()
     {
         var data = new TheoryData<string, string, string>();
-        foreach (var scenario in new[] { "taskwait", "tasksleepwait", "taskasyncwait", "syncio", "asyncsyncio", "taskrunwait", "getawaiterresult" })
+        foreach (var scenario in CatalogueData.Shapes(ScenarioCatalogue.Mock))
         {
             data.Add($"/api/diagscenario/{scenario}?delayMs=abc", "delayMs", "0 to 60000");
             data.Add($"/api/diagscenario/{scenario}?delayMs=-1", "delayMs", "0 to 60000");

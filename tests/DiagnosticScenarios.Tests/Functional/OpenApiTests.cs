@@ -1,5 +1,6 @@
 using System.Net;
 using System.Text.Json;
+using DiagnosticScenarios.Catalogue;
 using Microsoft.AspNetCore.Mvc.Testing;
 
 namespace DiagnosticScenarios.Tests.Functional;
@@ -7,41 +8,38 @@ namespace DiagnosticScenarios.Tests.Functional;
 /// <summary>The OpenAPI document lists every route with its bounds and verdict; Swagger UI reads it.</summary>
 public sealed class OpenApiTests(WebApplicationFactory<Program> factory) : IClassFixture<WebApplicationFactory<Program>>
 {
-    public static TheoryData<string, string?, int, int, string> Routes => new()
-    {
-        { "/api/diagscenario/taskwait", "delayMs", 0, 60000, "BAD" },
-        { "/api/diagscenario/tasksleepwait", "delayMs", 0, 60000, "BAD" },
-        { "/api/diagscenario/taskasyncwait", "delayMs", 0, 60000, "GOOD" },
-        { "/api/diagscenario/syncio", "delayMs", 0, 60000, "BAD" },
-        { "/api/diagscenario/asyncsyncio", "delayMs", 0, 60000, "BAD" },
-        { "/api/diagscenario/taskrunwait", "delayMs", 0, 60000, "BAD" },
-        { "/api/diagscenario/getawaiterresult", "delayMs", 0, 60000, "BAD" },
-        { "/api/diagscenario/ping", null, 0, 0, "Baseline" },
-        { "/api/diagscenario/taskburst", "count", 1, 10000, "GOOD" },
-        { "/api/diagscenario/deadlock", null, 0, 0, "BAD" },
-        { "/api/diagscenario/highcpu/{milliseconds}", "milliseconds", 1, 60000, "BAD" },
-        { "/api/diagscenario/memspike/{seconds}", "seconds", 1, 300, "memory" },
-        { "/api/diagscenario/memleak/{kb}", "kb", 1, 1000000, "BAD" },
-        { "/api/diagscenario/exception", null, 0, 0, "BAD" },
-    };
-
     [Theory]
-    [MemberData(nameof(Routes))]
-    public async Task OpenApiDocument_ListsRouteWithSummaryAndParameterBounds(string route, string? parameter, int minimum, int maximum, string verdict)
+    [MemberData(nameof(CatalogueData.Routes), MemberType = typeof(CatalogueData))]
+    public async Task OpenApiDocument_ListsEveryCatalogueRoute_WithItsVerdictInTheSummary(string route, ScenarioVerdict verdict)
     {
         using var document = await GetDocumentAsync();
 
         Assert.True(document.RootElement.GetProperty("paths").TryGetProperty(route, out var path), $"{route} is missing from /openapi/v1.json");
-        var get = path.GetProperty("get");
-        Assert.Contains(verdict, get.GetProperty("summary").GetString(), StringComparison.Ordinal);
-        if (parameter is not null)
-        {
-            var schema = get.GetProperty("parameters").EnumerateArray()
-                .Single(p => p.GetProperty("name").GetString() == parameter)
-                .GetProperty("schema");
-            Assert.Equal(minimum, schema.GetProperty("minimum").GetInt32());
-            Assert.Equal(maximum, schema.GetProperty("maximum").GetInt32());
-        }
+        var summary = path.GetProperty("get").GetProperty("summary").GetString();
+        Assert.Contains(verdict == ScenarioVerdict.Baseline ? "Baseline" : verdict.ToString().ToUpperInvariant(), summary, StringComparison.Ordinal);
+    }
+
+    public static TheoryData<string, string, int, int> BoundedParameters => new()
+    {
+        { "/api/diagscenario/taskwait", "delayMs", 0, 60000 },
+        { "/api/diagscenario/taskburst", "count", 1, 10000 },
+        { "/api/diagscenario/highcpu/{milliseconds}", "milliseconds", 1, 60000 },
+        { "/api/diagscenario/memspike/{seconds}", "seconds", 1, 300 },
+        { "/api/diagscenario/memleak/{kb}", "kb", 1, 1000000 },
+        { "/api/sqlscenario/async", "delayMs", 0, 60000 },
+    };
+
+    [Theory]
+    [MemberData(nameof(BoundedParameters))]
+    public async Task OpenApiDocument_GivesParameterBounds(string route, string parameter, int minimum, int maximum)
+    {
+        using var document = await GetDocumentAsync();
+
+        var schema = document.RootElement.GetProperty("paths").GetProperty(route).GetProperty("get").GetProperty("parameters").EnumerateArray()
+            .Single(p => p.GetProperty("name").GetString() == parameter)
+            .GetProperty("schema");
+        Assert.Equal(minimum, schema.GetProperty("minimum").GetInt32());
+        Assert.Equal(maximum, schema.GetProperty("maximum").GetInt32());
     }
 
     [Fact]

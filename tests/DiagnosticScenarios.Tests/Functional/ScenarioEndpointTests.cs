@@ -1,5 +1,6 @@
 using System.Diagnostics;
 using System.Net;
+using DiagnosticScenarios.Catalogue;
 using Microsoft.AspNetCore.Mvc.Testing;
 
 namespace DiagnosticScenarios.Tests.Functional;
@@ -20,13 +21,8 @@ public sealed class ScenarioEndpointTests(WebApplicationFactory<Program> factory
     // Timers tick on a millisecond clock, so a 500 ms delay can end a millisecond or two before a Stopwatch says 500.
     private static readonly TimeSpan TimerResolution = TimeSpan.FromMilliseconds(15);
 
-    public static TheoryData<string> MockScenarios =>
-    [
-        "taskwait", "tasksleepwait", "taskasyncwait", "syncio", "asyncsyncio", "taskrunwait", "getawaiterresult",
-    ];
-
     [Theory]
-    [MemberData(nameof(MockScenarios))]
+    [MemberData(nameof(CatalogueData.MockShapes), MemberType = typeof(CatalogueData))]
     public async Task MockScenario_AnswersSuccessName_WithShortDelay(string scenario)
     {
         using var client = factory.CreateClient();
@@ -38,12 +34,12 @@ public sealed class ScenarioEndpointTests(WebApplicationFactory<Program> factory
     }
 
     [Theory]
-    [MemberData(nameof(MockScenarios))]
+    [MemberData(nameof(CatalogueData.MockShapes), MemberType = typeof(CatalogueData))]
     public async Task MockScenario_AnswersWithinMarginOfDefaultDelay_WhenUnloaded(string scenario)
     {
         using var client = factory.CreateClient();
         await GetAsync(client, $"/api/diagscenario/{scenario}?delayMs=0");
-        var defaultDelay = TimeSpan.FromMilliseconds(500);
+        var defaultDelay = TimeSpan.FromMilliseconds(ScenarioCatalogue.Mock.DefaultDelayMs!.Value);
 
         var watch = Stopwatch.StartNew();
         var (status, body) = await GetAsync(client, $"/api/diagscenario/{scenario}");

@@ -14,11 +14,7 @@ public sealed class SqlScenarioEndpointTests(WebApplicationFactory<Program> fact
     private static readonly TimeSpan Timeout = TimeSpan.FromSeconds(30);
 
     [Theory]
-    [InlineData("sync")]
-    [InlineData("asyncsyncio")]
-    [InlineData("taskrun")]
-    [InlineData("wait")]
-    [InlineData("async")]
+    [MemberData(nameof(CatalogueData.SqlShapes), MemberType = typeof(CatalogueData))]
     public async Task SqlScenario_AnswersSuccessAfterTheDelay_WithEmbeddedProvider(string name)
     {
         using var client = factory.CreateClient();

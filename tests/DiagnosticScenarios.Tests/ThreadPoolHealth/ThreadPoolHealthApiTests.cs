@@ -173,7 +173,7 @@ public sealed class ThreadPoolHealthApiTests(WebApplicationFactory<Program> fact
 
         Assert.Equal(HttpStatusCode.NotFound, api.StatusCode);
         Assert.Equal("success:ping", ping);
-        Assert.Null(disabled.Services.GetService(typeof(DiagnosticScenarios.ThreadPoolHealth.ThreadPoolMonitor)));
+        Assert.Null(disabled.Services.GetService(typeof(DiagnosticScenarios.Detection.HealthSampler)));
     }
 
     private static JsonElement? Endpoint(JsonElement snapshot, string scenario) => EndpointAt(snapshot, $"/api/diagscenario/{scenario}");

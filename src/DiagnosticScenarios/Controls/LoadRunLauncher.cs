@@ -1,7 +1,8 @@
 using System.Diagnostics;
 using System.Text;
+using DiagnosticScenarios.Catalogue;
 
-namespace DiagnosticScenarios.ThreadPoolHealth;
+namespace DiagnosticScenarios.Controls;
 
 /// <summary>
 /// Starts the load runner (<c>DiagnosticScenarios.LoadRunner run --url URL -c N -d Ns --json</c>) as a child
@@ -14,22 +15,15 @@ public sealed partial class LoadRunLauncher(IConfiguration configuration, ILogge
     public const int MaxDurationSeconds = 120;
     private const int MaxOutputChars = 64 * 1024;
 
-    // What the runner may be pointed at: the scenario routes, never an arbitrary URL.
-    public static readonly IReadOnlyList<string> Scenarios =
-    [
-        "diagscenario/taskwait", "diagscenario/tasksleepwait", "diagscenario/taskasyncwait", "diagscenario/syncio",
-        "diagscenario/asyncsyncio", "diagscenario/taskrunwait", "diagscenario/getawaiterresult", "diagscenario/ping",
-        "sqlscenario/sync", "sqlscenario/asyncsyncio", "sqlscenario/taskrun", "sqlscenario/wait", "sqlscenario/async",
-    ];
+    // What the runner may be pointed at: the catalogue's loadable scenarios, never an arbitrary URL.
+    public static readonly IReadOnlyList<string> Scenarios = [.. ScenarioCatalogue.Loadable.Select(s => s.Route.TrimStart('/')["api/".Length..])];
 
     private readonly Lock _lock = new();
     private LoadRun? _current;
     private Process? _process;
 
-    /// <summary>Where the runner is: <c>LoadRunner:Path</c>, else next to this app (the app's build copies it there).</summary>
-    public string RunnerPath => configuration["LoadRunner:Path"] is { Length: > 0 } configured
-        ? configured
-        : Path.Combine(AppContext.BaseDirectory, "DiagnosticScenarios.LoadRunner.dll");
+    /// <summary>Where the runner is: <c>LoadRunner:Path</c>, else the runner project's build output beside this app's.</summary>
+    public string RunnerPath => LoadRunnerLocation.Find(configuration);
 
     public LoadRun? Current
     {
@@ -55,7 +49,7 @@ public sealed partial class LoadRunLauncher(IConfiguration configuration, ILogge
             var runner = RunnerPath;
             if (!File.Exists(runner))
             {
-                throw new FileNotFoundException($"The load runner is not at '{runner}'. Build src/DiagnosticScenarios.LoadRunner, or set LoadRunner:Path.", runner);
+                throw new FileNotFoundException($"The load runner is not at '{runner}'. Build src/DiagnosticScenarios.LoadRunner with the same configuration as the app, or set LoadRunner:Path.", runner);
             }
 
             var start = new ProcessStartInfo

@@ -1,6 +1,6 @@
 using System.Diagnostics.Tracing;
 
-namespace DiagnosticScenarios.ThreadPoolHealth;
+namespace DiagnosticScenarios.Detection;
 
 /// <summary>
 /// Tallies the thread pool's own explanation of each change in its worker-thread goal, from the runtime's

@@ -1,7 +1,8 @@
 using System.Collections.Concurrent;
 using System.Diagnostics;
+using Microsoft.Extensions.Options;
 
-namespace DiagnosticScenarios.ThreadPoolHealth;
+namespace DiagnosticScenarios.Detection;
 
 /// <summary>
 /// Measures how long a work item waits in the thread pool's queue before a thread picks it up.
@@ -16,15 +17,16 @@ public sealed class QueueDelayProbe : IDisposable
     private readonly TimeSpan _interval;
     private readonly HealthMetrics _metrics;
     private readonly SlidingWindow _window = new(TimeSpan.FromSeconds(10), 1024);
+    private readonly Lock _windowLock = new();
     private readonly ConcurrentDictionary<long, long> _outstanding = new();
     private readonly ManualResetEventSlim _stopping = new();
     private readonly Thread _thread;
     private long _sequence;
     private long _maxSinceLastTake;
 
-    public QueueDelayProbe(TimeSpan interval, HealthMetrics metrics)
+    public QueueDelayProbe(IOptions<ThreadPoolHealthOptions> options, HealthMetrics metrics)
     {
-        _interval = interval;
+        _interval = TimeSpan.FromMilliseconds(options.Value.ProbeIntervalMs);
         _metrics = metrics;
         _thread = new Thread(Run) { IsBackground = true, Name = "ThreadPoolHealth probe" };
     }
@@ -32,7 +34,16 @@ public sealed class QueueDelayProbe : IDisposable
     public void Start() => _thread.Start();
 
     /// <summary>Percentiles of the delays measured over the last ten seconds.</summary>
-    public Percentiles Window() => _window.Snapshot();
+    public Percentiles Window()
+    {
+        double[] recent;
+        lock (_windowLock)
+        {
+            recent = _window.Recent(Stopwatch.GetTimestamp());
+        }
+
+        return Percentiles.Of(recent);
+    }
 
     /// <summary>How long the oldest probe still in the queue has been waiting (0 when none is).</summary>
     public double OldestPendingMs()
@@ -85,10 +96,15 @@ public sealed class QueueDelayProbe : IDisposable
 
     private static void Started((QueueDelayProbe Probe, long Id, long QueuedAt) item)
     {
-        var delay = Stopwatch.GetElapsedTime(item.QueuedAt).TotalMilliseconds;
+        var now = Stopwatch.GetTimestamp();
+        var delay = Stopwatch.GetElapsedTime(item.QueuedAt, now).TotalMilliseconds;
         var probe = item.Probe;
         probe._outstanding.TryRemove(item.Id, out _);
-        probe._window.Add(delay);
+        lock (probe._windowLock)
+        {
+            probe._window.Add(now, delay);
+        }
+
         probe._metrics.RecordQueueDelay(delay);
 
         RaiseTo(ref probe._maxSinceLastTake, delay);

@@ -1,55 +1,44 @@
 using System.Diagnostics;
 using Microsoft.Extensions.Options;
 
-namespace DiagnosticScenarios.ThreadPoolHealth;
+namespace DiagnosticScenarios.Detection;
 
 /// <summary>
-/// Owns the detector: the queue-delay probe, the injection listener, and a sampler on a dedicated thread
-/// that records one <see cref="HealthSample"/> a second into a ring buffer. Sampling off the pool keeps the
-/// series whole while the pool is starved; the stream catches up from the ring when its turn comes.
+/// Records one <see cref="HealthSample"/> a second into a ring buffer, on a dedicated thread: sampling off the pool
+/// keeps the series whole while the pool is starved, and the stream catches up from the ring when its turn comes.
+/// Starts the queue-delay probe and the meter's observable instruments with the app.
 /// </summary>
-public sealed partial class ThreadPoolMonitor : IHostedService, IDisposable
+public sealed class HealthSampler : IHostedService, IDisposable
 {
     private static readonly TimeSpan SampleInterval = TimeSpan.FromSeconds(1);
 
     private readonly ThreadPoolHealthOptions _options;
-    private readonly EndpointAttribution _attribution;
-    private readonly ILogger<ThreadPoolMonitor> _logger;
     private readonly QueueDelayProbe _probe;
+    private readonly EndpointAttribution _attribution;
+    private readonly HealthMetrics _metrics;
+    private readonly StarvationLog _starvationLog;
     private readonly HealthSample?[] _ring;
     private readonly Lock _ringLock = new();
     private readonly ManualResetEventSlim _stopping = new();
     private readonly Thread _sampler;
     private TaskCompletionSource _nextSample = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private long _sequence;
-    private long _lastWarning = long.MinValue;
     private long _lastCompletedWorkItems;
 
-    public ThreadPoolMonitor(IOptions<ThreadPoolHealthOptions> options, EndpointAttribution attribution, HealthMetrics metrics, ILogger<ThreadPoolMonitor> logger)
+    public HealthSampler(IOptions<ThreadPoolHealthOptions> options, QueueDelayProbe probe, EndpointAttribution attribution, HealthMetrics metrics, StarvationLog starvationLog)
     {
         _options = options.Value;
+        _probe = probe;
         _attribution = attribution;
-        _logger = logger;
-        _probe = new QueueDelayProbe(TimeSpan.FromMilliseconds(_options.ProbeIntervalMs), metrics);
+        _metrics = metrics;
+        _starvationLog = starvationLog;
         _ring = new HealthSample?[_options.HistorySeconds];
         _sampler = new Thread(Run) { IsBackground = true, Name = "ThreadPoolHealth sampler" };
-        StartupMinWorkerThreads = MinThreads().Workers;
-        StartupMinIoThreads = MinThreads().Io;
-        Metrics = metrics;
     }
-
-    internal HealthMetrics Metrics { get; }
-
-    /// <summary>The minimum worker threads when the app started, which the reset restores.</summary>
-    public int StartupMinWorkerThreads { get; }
-
-    public int StartupMinIoThreads { get; }
-
-    public InjectionCounts Injections => ThreadInjectionListener.Shared.Counts();
 
     public Task StartAsync(CancellationToken cancellationToken)
     {
-        Metrics.Observe(_probe, ThreadInjectionListener.Shared, _attribution);
+        _metrics.Observe(_probe, ThreadInjectionListener.Shared, _attribution);
         _lastCompletedWorkItems = ThreadPool.CompletedWorkItemCount;
         _probe.Start();
         _sampler.Start();
@@ -70,7 +59,6 @@ public sealed partial class ThreadPoolMonitor : IHostedService, IDisposable
             _sampler.Join(TimeSpan.FromSeconds(2));
         }
 
-        _probe.Dispose();
         _stopping.Dispose();
     }
 
@@ -112,33 +100,6 @@ public sealed partial class ThreadPoolMonitor : IHostedService, IDisposable
         }
     }
 
-    public HealthSnapshot Snapshot()
-    {
-        var (minWorkers, minIo) = MinThreads();
-        ThreadPool.GetMaxThreads(out var maxWorkers, out var maxIo);
-        var window = _probe.Window();
-        var pending = Math.Round(_probe.OldestPendingMs(), 1);
-        return new HealthSnapshot(
-            Environment.ProcessorCount,
-            ThreadPool.ThreadCount,
-            minWorkers,
-            maxWorkers,
-            minIo,
-            maxIo,
-            ThreadPool.PendingWorkItemCount,
-            ThreadPool.CompletedWorkItemCount,
-            new QueueDelaySnapshot(window, pending, _options.StarvationThresholdMs, Math.Max(window.P95Ms, pending) >= _options.StarvationThresholdMs),
-            Injections,
-            _attribution.Snapshot(),
-            _attribution.TopHolders(3).Select(e => e.Route).ToList());
-    }
-
-    internal static (int Workers, int Io) MinThreads()
-    {
-        ThreadPool.GetMinThreads(out var workers, out var io);
-        return (workers, io);
-    }
-
     private void Run()
     {
         var next = Stopwatch.GetTimestamp();
@@ -172,10 +133,10 @@ public sealed partial class ThreadPoolMonitor : IHostedService, IDisposable
                 ThreadPool.ThreadCount,
                 ThreadPool.PendingWorkItemCount,
                 completed - _lastCompletedWorkItems,
-                MinThreads().Workers,
+                MinThreads.Now().Workers,
                 queueDelay,
                 starved,
-                Injections,
+                ThreadInjectionListener.Shared.Counts(),
                 endpoints);
             _ring[sample.Sequence % _ring.Length] = sample;
             _sequence = sample.Sequence;
@@ -188,29 +149,7 @@ public sealed partial class ThreadPoolMonitor : IHostedService, IDisposable
 
         if (starved)
         {
-            WarnAtMostEvery(queueDelay);
+            _starvationLog.Warn(queueDelay);
         }
     }
-
-    private void WarnAtMostEvery(double queueDelayMs)
-    {
-        var now = Stopwatch.GetTimestamp();
-        if (_lastWarning != long.MinValue && Stopwatch.GetElapsedTime(_lastWarning, now).TotalSeconds < _options.WarningIntervalSeconds)
-        {
-            return;
-        }
-
-        _lastWarning = now;
-        var holders = _attribution.TopHolders(3);
-        var named = holders.Count == 0
-            ? "none of the endpoints (the blocking code runs outside a request, or awaits Task.Run)"
-            : string.Join(", ", holders.Select(h => h.HoldTime.Count == 0
-                ? $"{h.Route} ({h.HoldingThread} holding now, none finished yet)"
-                : $"{h.Route} ({h.HoldingThread} holding now, hold p95 {h.HoldTime.P95Ms} ms)"));
-        LogStarvation(_logger, queueDelayMs, ThreadPool.ThreadCount, ThreadPool.PendingWorkItemCount, named);
-    }
-
-    [LoggerMessage(EventId = 5001, Level = LogLevel.Warning,
-        Message = "Thread-pool starvation: a queued work item waited {QueueDelayMs} ms; {ThreadCount} threads, {PendingWorkItems} items queued. Top thread holders: {Holders}")]
-    private static partial void LogStarvation(ILogger logger, double queueDelayMs, int threadCount, long pendingWorkItems, string holders);
 }

@@ -1,11 +1,15 @@
 using System.ComponentModel.DataAnnotations;
 
-namespace DiagnosticScenarios.ThreadPoolHealth;
+namespace DiagnosticScenarios.Detection;
 
-/// <summary>Configuration section <c>ThreadPoolHealth</c>: the detector, the attribution and the live page's API.</summary>
+/// <summary>Configuration section <c>ThreadPoolHealth</c>: the detector, the attribution, and the live page and controls that read it.</summary>
 public sealed class ThreadPoolHealthOptions
 {
     public const string SectionName = "ThreadPoolHealth";
+
+    /// <summary><see cref="Enabled"/> read before the options are built, to decide what to register.</summary>
+    public static bool IsEnabled(IConfiguration configuration) =>
+        configuration.GetValue(SectionName + ":" + nameof(Enabled), defaultValue: true);
 
     /// <summary>Off removes the probe, the sampler, the event listener, the middleware and the API, so their cost can be measured.</summary>
     public bool Enabled { get; set; } = true;

@@ -1,6 +1,6 @@
 using System.Diagnostics.Metrics;
 
-namespace DiagnosticScenarios.ThreadPoolHealth;
+namespace DiagnosticScenarios.Detection;
 
 /// <summary>
 /// The Meter <c>DiagnosticScenarios</c>, read from outside the process by
@@ -30,8 +30,8 @@ public sealed class HealthMetrics
 
     public void RecordQueueDelay(double milliseconds) => _queueDelay.Record(milliseconds);
 
-    public void RecordHoldTime(string route, double milliseconds) =>
-        _holdTime.Record(milliseconds, new KeyValuePair<string, object?>("http.route", route));
+    /// <summary>Records a request's hold time; <paramref name="routeTag"/> is the endpoint's cached <c>http.route</c> tag.</summary>
+    public void RecordHoldTime(KeyValuePair<string, object?> routeTag, double milliseconds) => _holdTime.Record(milliseconds, routeTag);
 
     /// <summary>The instruments read from the detector's state, created once that state exists.</summary>
     internal void Observe(QueueDelayProbe probe, ThreadInjectionListener injections, EndpointAttribution attribution)
@@ -43,6 +43,6 @@ public sealed class HealthMetrics
             new Measurement<long>(injections.CooperativeBlocking, new KeyValuePair<string, object?>("reason", "cooperative_blocking")),
         }, "{adjustment}", "Thread-pool worker-goal adjustments by the runtime's reason.");
         Meter.CreateObservableUpDownCounter(HoldingInstrument, () => attribution.All
-            .Select(e => new Measurement<long>(e.Holding, new KeyValuePair<string, object?>("http.route", e.Route))), "{request}", "Requests running synchronously on their thread right now.");
+            .Select(e => new Measurement<long>(e.Holding, e.RouteTag)), "{request}", "Requests running synchronously on their thread right now.");
     }
 }

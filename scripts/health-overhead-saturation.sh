@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# The cost of the thread-pool health feature at saturation: wrk on `ping` (no query, so the per-request
+# cost of the attribution is what limits), ThreadPoolHealth:Enabled true vs false, each run on a fresh
+# server (2 processors), alternating on/off so machine drift hits both sides. Prints one line per run and
+# the median of each side.
+# Usage: scripts/health-overhead-saturation.sh [pairs=3] [duration=10s] [connections=64]
+# APP_DIR=path runs an app already built there instead of building Release.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+pairs=${1:-3}
+duration=${2:-10s}
+connections=${3:-64}
+command -v wrk >/dev/null || { echo "wrk is not installed" >&2; exit 1; }
+if [[ -z "${APP_DIR:-}" ]]; then
+  dotnet build -c Release -v q -nologo src/DiagnosticScenarios >/dev/null
+  APP_DIR=src/DiagnosticScenarios/bin/Release/net10.0
+fi
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+url="http://127.0.0.1:$port/api/diagscenario/ping"
+results=$(mktemp)
+
+run() { # $1 = true|false
+  DOTNET_PROCESSOR_COUNT=2 ThreadPoolHealth__Enabled=$1 dotnet "$APP_DIR/DiagnosticScenarios.dll" --urls "http://127.0.0.1:$port" --contentRoot "$PWD/src/DiagnosticScenarios" >/dev/null 2>&1 &
+  local pid=$!
+  for _ in $(seq 100); do curl -sf "$url" >/dev/null && break; sleep 0.1; done
+  # One short warm-up so both sides are measured after JIT and connection set-up.
+  wrk -t 2 -c "$connections" -d 2s "$url" >/dev/null
+  local rps
+  rps=$(wrk -t 2 -c "$connections" -d "$duration" "$url" | awk '/^Requests\/sec:/ {print $2}')
+  kill "$pid"; wait "$pid" 2>/dev/null || true
+  echo "$1 $rps" >>"$results"
+  printf 'enabled=%-5s %10s req/s\n' "$1" "$rps"
+}
+
+for _ in $(seq "$pairs"); do run true; run false; done
+python3 - "$results" <<'PY'
+import statistics, sys
+rows = [l.split() for l in open(sys.argv[1])]
+med = {s: statistics.median(float(r[1]) for r in rows if r[0] == s) for s in ("true", "false")}
+print(f"median on : {med['true']:.0f} req/s")
+print(f"median off: {med['false']:.0f} req/s")
+print(f"on vs off : throughput {100 * (med['true'] / med['false'] - 1):+.2f} %")
+PY

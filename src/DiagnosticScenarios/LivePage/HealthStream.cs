@@ -1,0 +1,54 @@
+using System.Globalization;
+using System.Net.ServerSentEvents;
+using System.Runtime.CompilerServices;
+using DiagnosticScenarios.Detection;
+
+namespace DiagnosticScenarios.LivePage;
+
+/// <summary>
+/// <c>GET /api/threadpool/stream</c>: one <see cref="HealthSample"/> a second as server-sent events, each with its
+/// sequence as the event id, so a reader that reconnects with <c>Last-Event-ID</c> (or <c>?after=</c>) gets what it missed.
+/// </summary>
+internal static class HealthStream
+{
+    // A new reader gets the last five minutes at once, so the page's charts start full.
+    private const int InitialBacklog = 300;
+
+    // Tells the browser to retry a dropped stream after a second; it then sends Last-Event-ID by itself.
+    private static readonly TimeSpan Reconnection = TimeSpan.FromSeconds(1);
+
+    public static IResult Open(HttpContext context, HealthSampler sampler, IHostApplicationLifetime lifetime, string? after)
+    {
+        var last = ParseSequence(context.Request.Headers["Last-Event-ID"].ToString()) ?? ParseSequence(after)
+            ?? Math.Max(0, sampler.LatestSequence - InitialBacklog);
+        context.Response.Headers["X-Accel-Buffering"] = "no";
+        return TypedResults.ServerSentEvents(SamplesAsync(sampler, last, lifetime.ApplicationStopping));
+    }
+
+    private static async IAsyncEnumerable<SseItem<HealthSample>> SamplesAsync(
+        HealthSampler sampler, long last, CancellationToken stopping, [EnumeratorCancellation] CancellationToken aborted = default)
+    {
+        using var stop = CancellationTokenSource.CreateLinkedTokenSource(aborted, stopping);
+        var first = true;
+        while (!stop.IsCancellationRequested)
+        {
+            var next = sampler.NextSample();
+            foreach (var sample in sampler.SamplesAfter(last))
+            {
+                yield return new SseItem<HealthSample>(sample, "sample")
+                {
+                    EventId = sample.Sequence.ToString(CultureInfo.InvariantCulture),
+                    ReconnectionInterval = first ? Reconnection : null,
+                };
+                first = false;
+                last = sample.Sequence;
+            }
+
+            // The reader left or the app is stopping: the stream simply ends.
+            await next.WaitAsync(stop.Token).ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
+        }
+    }
+
+    private static long? ParseSequence(string? value) =>
+        long.TryParse(value, NumberStyles.None, CultureInfo.InvariantCulture, out var sequence) ? sequence : null;
+}

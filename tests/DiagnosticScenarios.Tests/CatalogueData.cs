@@ -1,0 +1,30 @@
+using DiagnosticScenarios.Catalogue;
+
+namespace DiagnosticScenarios.Tests;
+
+/// <summary>The tests' scenario lists, read from the app's catalogue so a new scenario is covered without editing a test.</summary>
+public static class CatalogueData
+{
+    /// <summary>The BAD and GOOD shapes of a query family (its baseline left out), by name.</summary>
+    public static IEnumerable<string> Shapes(ScenarioFamily family) =>
+        ScenarioCatalogue.InFamily(family).Where(s => s.Verdict != ScenarioVerdict.Baseline).Select(s => s.Name);
+
+    public static TheoryData<string> MockShapes => [.. Shapes(ScenarioCatalogue.Mock)];
+
+    public static TheoryData<string> SqlShapes => [.. Shapes(ScenarioCatalogue.Sql)];
+
+    /// <summary>Every route of the catalogue with its verdict.</summary>
+    public static TheoryData<string, ScenarioVerdict> Routes
+    {
+        get
+        {
+            var data = new TheoryData<string, ScenarioVerdict>();
+            foreach (var scenario in ScenarioCatalogue.Scenarios)
+            {
+                data.Add(scenario.Route, scenario.Verdict);
+            }
+
+            return data;
+        }
+    }
+}

@@ -1,0 +1,84 @@
+using System.Net;
+using System.Text.Json;
+using DiagnosticScenarios.Catalogue;
+using Microsoft.AspNetCore.Mvc.Controllers;
+using Microsoft.AspNetCore.Mvc.Testing;
+using Microsoft.AspNetCore.Routing;
+using Microsoft.Extensions.DependencyInjection;
+
+namespace DiagnosticScenarios.Tests.Functional;
+
+/// <summary>The catalogue and the routes the app maps agree both ways, and the app serves the catalogue as it is.</summary>
+public sealed class ScenarioCatalogueTests(WebApplicationFactory<Program> factory) : IClassFixture<WebApplicationFactory<Program>>
+{
+    [Fact]
+    public void EveryCatalogueEntry_IsAMappedRoute_ServedByTheActionItNames()
+    {
+        var mapped = ScenarioActions();
+
+        var wrong = ScenarioCatalogue.Scenarios
+            .Where(s => !mapped.TryGetValue(s.Route, out var action) || action != s.Action)
+            .Select(s => $"{s.Route} ({s.Action}): {(mapped.TryGetValue(s.Route, out var action) ? $"served by {action}" : "not mapped")}")
+            .ToList();
+
+        Assert.True(wrong.Count == 0, string.Join("; ", wrong));
+    }
+
+    [Fact]
+    public void EveryRouteOfTheScenarioControllers_HasACatalogueEntry()
+    {
+        var catalogued = ScenarioCatalogue.Scenarios.Select(s => s.Route).ToHashSet(StringComparer.Ordinal);
+
+        var missing = ScenarioActions().Keys.Where(route => !catalogued.Contains(route)).ToList();
+
+        Assert.True(missing.Count == 0, $"No catalogue entry for: {string.Join(", ", missing)}");
+    }
+
+    [Fact]
+    public void Catalogue_NamesEachScenarioOncePerFamily_InAKnownFamily()
+    {
+        var families = ScenarioCatalogue.Families.Select(f => f.Name).ToHashSet(StringComparer.Ordinal);
+
+        Assert.All(ScenarioCatalogue.Scenarios, s => Assert.Contains(s.Family, families));
+        Assert.DoesNotContain(ScenarioCatalogue.Scenarios.GroupBy(s => (s.Family, s.Name)), g => g.Count() > 1);
+        Assert.DoesNotContain(ScenarioCatalogue.Scenarios.GroupBy(s => s.Route), g => g.Count() > 1);
+    }
+
+    [Fact]
+    public async Task ScenariosApi_ServesTheCatalogue_WithVerdictsAsTheReadmeWritesThem()
+    {
+        using var client = factory.CreateClient();
+
+        using var response = await client.GetAsync(new Uri("/api/scenarios", UriKind.Relative)).DefaultTimeout();
+        using var json = JsonDocument.Parse(await response.Content.ReadAsStringAsync().DefaultTimeout());
+
+        Assert.Equal(HttpStatusCode.OK, response.StatusCode);
+        var scenarios = json.RootElement.GetProperty("scenarios").EnumerateArray().ToList();
+        Assert.Equal(ScenarioCatalogue.Scenarios.Select(s => s.Route), scenarios.Select(s => s.GetProperty("route").GetString()));
+        Assert.Equal(["BAD", "GOOD", "baseline"], scenarios.Select(s => s.GetProperty("verdict").GetString()).Distinct());
+        var mock = json.RootElement.GetProperty("families").EnumerateArray().Single(f => f.GetProperty("name").GetString() == "mock");
+        Assert.Equal(500, mock.GetProperty("defaultDelayMs").GetInt32());
+        Assert.True(mock.GetProperty("loadable").GetBoolean());
+    }
+
+    [Fact]
+    public async Task LoadControl_OffersExactlyTheCataloguesLoadableScenarios()
+    {
+        using var client = factory.CreateClient();
+
+        using var json = JsonDocument.Parse(await client.GetStringAsync(new Uri("/api/threadpool/load", UriKind.Relative)).DefaultTimeout());
+
+        var offered = json.RootElement.GetProperty("scenarios").EnumerateArray().Select(s => "/api/" + s.GetString()).ToList();
+        Assert.Equal(ScenarioCatalogue.Loadable.Select(s => s.Route), offered);
+        Assert.Contains("/api/diagscenario/ping", offered);
+        Assert.DoesNotContain("/api/diagscenario/deadlock", offered);
+    }
+
+    // Route template → "Controller.Action", for every action of the app's controllers (the scenario controllers).
+    private Dictionary<string, string> ScenarioActions() =>
+        factory.Services.GetRequiredService<EndpointDataSource>().Endpoints
+            .OfType<RouteEndpoint>()
+            .Select(e => (Endpoint: e, Action: e.Metadata.GetMetadata<ControllerActionDescriptor>()))
+            .Where(e => e.Action is not null)
+            .ToDictionary(e => "/" + e.Endpoint.RoutePattern.RawText!.TrimStart('/'), e => $"{e.Action!.ControllerTypeInfo.Name}.{e.Action.MethodInfo.Name}", StringComparer.Ordinal);
+}
