@@ -1,3 +1,6 @@
+using System.CommandLine;
+using System.CommandLine.Help;
+using System.CommandLine.Parsing;
 using System.Globalization;
 using System.Text.Json;
 using DiagnosticScenarios.LoadRunner.Compare;
@@ -5,25 +8,11 @@ using DiagnosticScenarios.LoadRunner.Load;
 
 namespace DiagnosticScenarios.LoadRunner.Cli;
 
-/// <summary>The <c>run</c> and <c>compare</c> commands.</summary>
+/// <summary>The <c>run</c>, <c>compare</c> and <c>render</c> commands. A wrong command line answers the errors and the usage on stderr, exit code 2.</summary>
 public static class CommandLine
 {
-    public const string Usage = """
-        Usage:
-          DiagnosticScenarios.LoadRunner run --url URL [-c 125] [-d 10s | -n N] [--rate R] [--timeout 30s] [--no-drain] [--json]
-          DiagnosticScenarios.LoadRunner compare [--family mock|sql] [--scenarios a,b,...] [-c 125] [-d 10s] [--cpus 2]
-                                                 [--min-threads N] [--delay-ms N] [--timeout 30s] [--env KEY=VALUE]...
-                                                 [--out DIR] [--app PATH_TO_DiagnosticScenarios_EXECUTABLE_OR_DLL]
-          DiagnosticScenarios.LoadRunner render --from DIR/compare.json [--out DIR]
-
-          run      closed loop: -c clients send back to back for -d (or -n requests in total);
-                   open loop: --rate requests/s at fixed times, latency counted from the intended send time.
-          compare  each scenario on a fresh server process (cold pool, DOTNET_PROCESSOR_COUNT=--cpus), one warm-up
-                   request, then the load; writes compare.md, compare.json and compare.svg into --out
-                   (default ./results/<timestamp>). --min-threads applies the SetMinThreads workaround at start.
-          render   writes the table, compare.md and compare.svg again from a compare.json (default: next to it).
-        Durations: 500ms, 10s, 2m (a plain number is seconds).
-        """;
+    public const int UsageExitCode = 2;
+    private const string Name = "DiagnosticScenarios.LoadRunner";
 
     public static async Task<int> RunAsync(string[] args, TextWriter output, TextWriter error)
     {
@@ -37,20 +26,24 @@ public static class CommandLine
             cancel.Cancel();
         };
 
+        var root = Commands(output, error, args);
+        var parsed = root.Parse(args);
+        if (parsed.Errors.Count > 0)
+        {
+            return UsageError(error, parsed, parsed.Errors.Select(e => e.Message));
+        }
+
         try
         {
-            return args.FirstOrDefault() switch
-            {
-                "run" => await RunLoadAsync(new Arguments(args[1..]), output, error, cancel.Token),
-                "compare" => await CompareAsync(new Arguments(args[1..]), args, output, error, cancel.Token),
-                "render" => await RenderAsync(new Arguments(args[1..]), output, cancel.Token),
-                "-h" or "--help" or "help" => Help(output),
-                _ => UsageError(error, args.Length == 0 ? "No command." : $"Unknown command '{args[0]}'."),
-            };
+            return await parsed.InvokeAsync(new InvocationConfiguration { Output = output, Error = error, EnableDefaultExceptionHandler = false }, cancel.Token);
         }
         catch (UsageException e)
         {
-            return UsageError(error, e.Message);
+            return UsageError(error, parsed, [e.Message]);
+        }
+        catch (UnknownScenarioException e)
+        {
+            return UsageError(error, parsed, [e.Message]);
         }
         catch (OperationCanceledException) when (cancel.IsCancellationRequested)
         {
@@ -59,122 +52,234 @@ public static class CommandLine
         }
     }
 
-    private static async Task<int> RunLoadAsync(Arguments arguments, TextWriter output, TextWriter error, CancellationToken cancellationToken)
+    private static Command Commands(TextWriter output, TextWriter error, string[] args)
     {
-        var url = arguments.Value("--url") ?? throw new UsageException("run needs --url.");
-        if (!Uri.TryCreate(url, UriKind.Absolute, out var uri))
+        var root = new Command(Name, "Loads DiagnosticScenarios from a process of its own, and compares its scenarios on fresh servers.")
         {
-            throw new UsageException($"Not an absolute URL: {url}");
-        }
-
-        var options = new LoadOptions
-        {
-            Url = uri,
-            Connections = arguments.Int("-c", "--connections") ?? 125,
-            Duration = arguments.Duration("-d", "--duration"),
-            Requests = arguments.Int("-n", "--requests"),
-            Rate = arguments.Double("--rate"),
-            Timeout = arguments.Duration("--timeout") ?? TimeSpan.FromSeconds(30),
-            DrainInFlight = !arguments.Flag("--no-drain"),
+            new HelpOption { Recursive = true },
+            RunCommand(output, error),
+            CompareCommand(output, error, string.Join(' ', args.Select(a => a.Contains(' ', StringComparison.Ordinal) ? $"\"{a}\"" : a))),
+            RenderCommand(output),
         };
-        var json = arguments.Flag("--json");
-        arguments.ThrowIfUnused();
-
-        // A progress line only for runs long enough to wonder about, on stderr so --json stays clean.
-        var showProgress = (options.Requests is null && (options.Duration ?? TimeSpan.FromSeconds(10)) > TimeSpan.FromSeconds(3)) || options.Requests > 2000;
-        var progress = showProgress ? new Progress<LoadProgress>(p => error.Write(string.Create(CultureInfo.InvariantCulture,
-            $"\r{p.Elapsed.TotalSeconds,5:0}s  sent {p.Sent}  answered {p.Completed}  failed {p.Failures}  in flight {p.InFlight}  {p.RequestsPerSecondLastInterval:0.0} req/s   "))) : null;
-
-        var report = await LoadGenerator.RunAsync(options, progress, cancellationToken);
-        if (showProgress)
-        {
-            await error.WriteLineAsync();
-        }
-
-        await output.WriteAsync(json ? JsonSerializer.Serialize(report, CompareReportWriter.JsonOptions) + Environment.NewLine : CompareReportWriter.Summary(report));
-        return 0;
+        root.SetAction(parse => UsageError(error, parse, ["No command."]));
+        return root;
     }
 
-    private static async Task<int> CompareAsync(Arguments arguments, string[] raw, TextWriter output, TextWriter error, CancellationToken cancellationToken)
+    private static Command RunCommand(TextWriter output, TextWriter error)
     {
-        var family = ScenarioFamily.Find(arguments.Value("--family") ?? "mock");
-        var scenarios = (arguments.Value("--scenarios") ?? string.Empty).Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries);
-        foreach (var scenario in scenarios)
-        {
-            _ = family[scenario];
-        }
+        var url = new Option<Uri>("--url") { Description = "The absolute URL to load.", Required = true, CustomParser = AbsoluteUrl };
+        var connections = Connections();
+        var duration = new Option<TimeSpan?>("--duration", "-d") { Description = $"How long to load ({Durations.Help}); default 10s unless -n is given.", CustomParser = Durations.Parse };
+        var requests = new Option<int?>("--requests", "-n") { Description = "Requests in total, instead of a duration.", CustomParser = r => Whole(r, 1, int.MaxValue) };
+        var rate = new Option<double?>("--rate") { Description = "Open loop: requests per second at fixed times, latency counted from the intended send.", CustomParser = PositiveNumber };
+        var timeout = Timeout();
+        var noDrain = new Option<bool>("--no-drain") { Description = "Do not wait for the requests in flight when the time is up." };
+        var json = new Option<bool>("--json") { Description = "Write the report as JSON." };
 
-        var environment = new Dictionary<string, string>(StringComparer.Ordinal);
-        foreach (var pair in arguments.Values("--env"))
+        var command = new Command("run", "Closed loop: -c clients send back to back for -d (or -n requests in total); open loop with --rate.")
         {
-            var equals = pair.IndexOf('=', StringComparison.Ordinal);
-            if (equals <= 0)
+            url, connections, duration, requests, rate, timeout, noDrain, json,
+        };
+        command.SetAction(async (parse, cancellationToken) =>
+        {
+            var options = new LoadOptions
             {
-                throw new UsageException($"--env takes KEY=VALUE, not '{pair}'.");
+                Url = parse.GetRequiredValue(url),
+                Connections = parse.GetValue(connections),
+                Duration = parse.GetValue(duration),
+                Requests = parse.GetValue(requests),
+                Rate = parse.GetValue(rate),
+                Timeout = parse.GetValue(timeout),
+                DrainInFlight = !parse.GetValue(noDrain),
+            };
+            var asJson = parse.GetValue(json);
+
+            // A progress line only for runs long enough to wonder about, on stderr so --json stays clean.
+            var showProgress = (options.Requests is null && (options.Duration ?? TimeSpan.FromSeconds(10)) > TimeSpan.FromSeconds(3)) || options.Requests > 2000;
+            var progress = showProgress ? new Progress<LoadProgress>(p => error.Write(string.Create(CultureInfo.InvariantCulture,
+                $"\r{p.Elapsed.TotalSeconds,5:0}s  sent {p.Sent}  answered {p.Completed}  failed {p.Failures}  in flight {p.InFlight}  {p.RequestsPerSecondLastInterval:0.0} req/s   "))) : null;
+
+            var report = await LoadGenerator.RunAsync(options, progress, cancellationToken);
+            if (showProgress)
+            {
+                await error.WriteLineAsync();
             }
 
-            environment[pair[..equals]] = pair[(equals + 1)..];
-        }
+            await output.WriteAsync(asJson ? JsonSerializer.Serialize(report, CompareJson.Options) + Environment.NewLine : RunSummary.Render(report));
+            return 0;
+        });
+        return command;
+    }
 
-        var app = arguments.Value("--app") ?? AppLocator.FindDefault()
-            ?? throw new UsageException("Could not find the DiagnosticScenarios app; build it (dotnet build src/DiagnosticScenarios -c Release) or pass --app.");
-        var options = new ComparisonOptions
+    private static Command CompareCommand(TextWriter output, TextWriter error, string commandLine)
+    {
+        var family = new Option<string>("--family") { Description = "A family of the app's catalogue (GET /api/scenarios): mock or sql.", DefaultValueFactory = _ => "mock" };
+        var scenarios = new Option<string[]>("--scenarios")
         {
-            AppPath = app,
-            Family = family,
-            Scenarios = scenarios,
-            Connections = arguments.Int("-c", "--connections") ?? 125,
-            Duration = arguments.Duration("-d", "--duration") ?? TimeSpan.FromSeconds(10),
-            Timeout = arguments.Duration("--timeout") ?? TimeSpan.FromSeconds(30),
-            ProcessorCount = arguments.Int("--cpus") ?? 2,
-            MinWorkerThreads = arguments.Int("--min-threads"),
-            DelayMs = arguments.Int("--delay-ms"),
-            Environment = environment,
+            Description = "Comma-separated scenario names; default every BAD and GOOD scenario of the family.",
+            CustomParser = r => [.. r.Tokens.SelectMany(t => t.Value.Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries))],
         };
-        var outDirectory = arguments.Value("--out") ?? Path.Combine("results", DateTime.UtcNow.ToString("yyyyMMdd-HHmmss", CultureInfo.InvariantCulture));
-        arguments.ThrowIfUnused();
+        var connections = Connections();
+        var duration = new Option<TimeSpan?>("--duration", "-d") { Description = $"How long to load each scenario ({Durations.Help}).", CustomParser = Durations.Parse, DefaultValueFactory = _ => TimeSpan.FromSeconds(10) };
+        var cpus = new Option<int>("--cpus") { Description = "DOTNET_PROCESSOR_COUNT of every server.", DefaultValueFactory = _ => 2, CustomParser = r => Whole(r, 1, 1024) ?? 0 };
+        var minThreads = new Option<int?>("--min-threads") { Description = "The SetMinThreads workaround, applied at start.", CustomParser = r => Whole(r, 1, short.MaxValue) };
+        var delayMs = new Option<int?>("--delay-ms") { Description = "The query delay; default the family's.", CustomParser = r => Whole(r, 0, 60_000) };
+        var timeout = Timeout();
+        var environment = new Option<string[]>("--env") { Description = "KEY=VALUE for every server; repeat for more.", CustomParser = EnvironmentPairs };
+        var outDirectory = new Option<string?>("--out") { Description = "Where to write compare.md, compare.json and compare.svg (default ./results/<timestamp>)." };
+        var app = new Option<string?>("--app") { Description = "The DiagnosticScenarios apphost or dll (default: the most recently built one in this repository)." };
 
-        await error.WriteLineAsync($"app: {app}");
-        var commandLine = "DiagnosticScenarios.LoadRunner " + string.Join(' ', raw.Select(a => a.Contains(' ', StringComparison.Ordinal) ? $"\"{a}\"" : a));
-        var result = await CompareRunner.RunAsync(options, commandLine, error, cancellationToken);
-        await output.WriteLineAsync();
-        await output.WriteAsync(CompareReportWriter.Table(result));
-        foreach (var file in await CompareReportWriter.WriteAsync(result, outDirectory, cancellationToken))
+        var command = new Command("compare", "Each scenario on a fresh server process (cold pool), one warm-up request, then the load; writes compare.md, compare.json and compare.svg.")
         {
-            await output.WriteLineAsync($"wrote {file}");
+            family, scenarios, connections, duration, cpus, minThreads, delayMs, timeout, environment, outDirectory, app,
+        };
+        command.SetAction(async (parse, cancellationToken) =>
+        {
+            var appPath = parse.GetValue(app) ?? AppLocator.FindDefault()
+                ?? throw new UsageException("Could not find the DiagnosticScenarios app; build it (dotnet build src/DiagnosticScenarios -c Release) or pass --app.");
+            if (!File.Exists(appPath))
+            {
+                throw new UsageException($"--app: no file at '{appPath}'.");
+            }
+
+            var options = new ComparisonOptions
+            {
+                AppPath = appPath,
+                Family = parse.GetRequiredValue(family),
+                Scenarios = parse.GetValue(scenarios) ?? [],
+                Connections = parse.GetValue(connections),
+                Duration = parse.GetValue(duration)!.Value,
+                Timeout = parse.GetValue(timeout),
+                ProcessorCount = parse.GetValue(cpus),
+                MinWorkerThreads = parse.GetValue(minThreads),
+                DelayMs = parse.GetValue(delayMs),
+                Environment = (parse.GetValue(environment) ?? []).Select(p => p.Split('=', 2)).ToDictionary(p => p[0], p => p[1], StringComparer.Ordinal),
+            };
+            var directory = parse.GetValue(outDirectory) ?? Path.Combine("results", DateTime.UtcNow.ToString("yyyyMMdd-HHmmss", CultureInfo.InvariantCulture));
+
+            await error.WriteLineAsync($"app: {appPath}");
+            var result = await CompareRunner.RunAsync(options, $"{Name} {commandLine}", error, cancellationToken);
+            await output.WriteLineAsync();
+            await output.WriteAsync(CompareTable.Render(result));
+            foreach (var file in await CompareReportWriter.WriteAsync(result, directory, cancellationToken))
+            {
+                await output.WriteLineAsync($"wrote {file}");
+            }
+
+            return 0;
+        });
+        return command;
+    }
+
+    private static Command RenderCommand(TextWriter output)
+    {
+        var from = new Option<FileInfo>("--from") { Description = "A compare.json.", Required = true };
+        from.AcceptExistingOnly();
+        var outDirectory = new Option<string?>("--out") { Description = "Where to write the files (default: next to --from)." };
+
+        var command = new Command("render", "Writes the table, compare.md and compare.svg again from a compare.json.") { from, outDirectory };
+        command.SetAction(async (parse, cancellationToken) =>
+        {
+            var source = parse.GetRequiredValue(from);
+            var directory = parse.GetValue(outDirectory) ?? source.DirectoryName!;
+            ComparisonResult? result;
+            await using (var json = source.OpenRead())
+            {
+                try
+                {
+                    result = await JsonSerializer.DeserializeAsync<ComparisonResult>(json, CompareJson.Options, cancellationToken);
+                }
+                catch (JsonException e)
+                {
+                    throw new UsageException($"{source.FullName} is not a compare.json: {e.Message}");
+                }
+            }
+
+            if (result is null)
+            {
+                throw new UsageException($"{source.FullName} holds no comparison.");
+            }
+
+            await output.WriteAsync(CompareTable.Render(result));
+            foreach (var file in await CompareReportWriter.WriteAsync(result, directory, cancellationToken))
+            {
+                await output.WriteLineAsync($"wrote {file}");
+            }
+
+            return 0;
+        });
+        return command;
+    }
+
+    private static Option<int> Connections() =>
+        new("--connections", "-c") { Description = "Concurrent connections.", DefaultValueFactory = _ => 125, CustomParser = r => Whole(r, 1, 100_000) ?? 0 };
+
+    private static Option<TimeSpan> Timeout() =>
+        new("--timeout") { Description = $"A request unanswered after this counts as a timeout ({Durations.Help}).", CustomParser = r => Durations.Parse(r) ?? default, DefaultValueFactory = _ => TimeSpan.FromSeconds(30) };
+
+    private static int? Whole(ArgumentResult result, int min, int max)
+    {
+        var text = result.Tokens.Single().Value;
+        if (int.TryParse(text, NumberStyles.Integer, CultureInfo.InvariantCulture, out var value) && value >= min && value <= max)
+        {
+            return value;
         }
 
-        return 0;
+        result.AddError($"{OptionName(result)} takes a whole number from {min} to {max}, not '{text}'.");
+        return null;
     }
 
-    private static async Task<int> RenderAsync(Arguments arguments, TextWriter output, CancellationToken cancellationToken)
+    private static double? PositiveNumber(ArgumentResult result)
     {
-        var from = arguments.Value("--from") ?? throw new UsageException("render needs --from PATH/compare.json.");
-        var outDirectory = arguments.Value("--out") ?? Path.GetDirectoryName(Path.GetFullPath(from))!;
-        arguments.ThrowIfUnused();
-
-        await using var json = File.OpenRead(from);
-        var result = await JsonSerializer.DeserializeAsync<ComparisonResult>(json, CompareReportWriter.JsonOptions, cancellationToken)
-            ?? throw new UsageException($"{from} holds no comparison.");
-        await output.WriteAsync(CompareReportWriter.Table(result));
-        foreach (var file in await CompareReportWriter.WriteAsync(result, outDirectory, cancellationToken))
+        var text = result.Tokens.Single().Value;
+        if (double.TryParse(text, NumberStyles.Float, CultureInfo.InvariantCulture, out var value) && value > 0 && double.IsFinite(value))
         {
-            await output.WriteLineAsync($"wrote {file}");
+            return value;
         }
 
-        return 0;
+        result.AddError($"{OptionName(result)} takes a positive number, not '{text}'.");
+        return null;
     }
 
-    private static int Help(TextWriter output)
+    private static string OptionName(ArgumentResult result) => result.Parent is OptionResult option ? option.Option.Name : result.Argument.Name;
+
+    private static Uri? AbsoluteUrl(ArgumentResult result)
     {
-        output.WriteLine(Usage);
-        return 0;
+        var text = result.Tokens.Single().Value;
+        if (Uri.TryCreate(text, UriKind.Absolute, out var uri) && uri.Scheme is "http" or "https")
+        {
+            return uri;
+        }
+
+        result.AddError($"Not an absolute http(s) URL: '{text}'.");
+        return null;
     }
 
-    private static int UsageError(TextWriter error, string message)
+    private static string[] EnvironmentPairs(ArgumentResult result)
     {
-        error.WriteLine(message);
-        error.WriteLine(Usage);
-        return 2;
+        foreach (var token in result.Tokens.Where(t => t.Value.IndexOf('=', StringComparison.Ordinal) <= 0))
+        {
+            result.AddError($"--env takes KEY=VALUE, not '{token.Value}'.");
+        }
+
+        return [.. result.Tokens.Select(t => t.Value)];
+    }
+
+    // The errors, then the library's own help of the command that was meant, as its --help would print it.
+    private static int UsageError(TextWriter error, ParseResult parsed, IEnumerable<string> messages)
+    {
+        foreach (var message in messages)
+        {
+            error.WriteLine(message);
+        }
+
+        error.WriteLine();
+        var command = parsed.CommandResult.Command;
+        var root = parsed.RootCommandResult.Command;
+        root.Parse(command == root ? ["--help"] : [command.Name, "--help"]).Invoke(new InvocationConfiguration { Output = error });
+        return UsageExitCode;
     }
 }
+
+/// <summary>The command line is wrong in a way only the command itself can tell (an app that is not there, a file that is not a report).</summary>
+internal sealed class UsageException(string message) : Exception(message);

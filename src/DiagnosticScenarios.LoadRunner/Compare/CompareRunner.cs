@@ -6,54 +6,65 @@ namespace DiagnosticScenarios.LoadRunner.Compare;
 /// <summary>Measures each scenario on a fresh server process (a cold pool), one after the other, loaded from this process.</summary>
 public static class CompareRunner
 {
+    /// <summary>
+    /// Reads the family from the first server's catalogue, before any load, then measures each scenario on a server of
+    /// its own, the first one on that first server.
+    /// </summary>
+    /// <exception cref="UnknownScenarioException">The app serves no such family or scenario.</exception>
     public static async Task<ComparisonResult> RunAsync(ComparisonOptions options, string commandLine, TextWriter log, CancellationToken cancellationToken = default)
     {
         ArgumentNullException.ThrowIfNull(options);
         ArgumentNullException.ThrowIfNull(log);
         var started = DateTimeOffset.UtcNow;
-        var results = new List<ScenarioResult>();
-        foreach (var scenario in options.SelectedScenarios)
+        var server = await StartServerAsync(options, cancellationToken);
+        try
         {
-            await log.WriteLineAsync($"{scenario.Name}: fresh server, {options.Connections} connections for {options.Duration.TotalSeconds:0.#} s ...");
-            var result = await MeasureAsync(options, scenario, cancellationToken);
-            await log.WriteLineAsync(
-                $"{scenario.Name}: {result.Load.RequestsPerSecond:0.0} req/s, avg {result.Load.Latency.Average:0} ms, p99 {result.Load.Latency.P99:0} ms, " +
-                $"errors {result.Load.Failures}, threads peak {result.PeakThreads} end {result.ThreadsAtEnd}");
-            results.Add(result);
-        }
-
-        return new ComparisonResult
-        {
-            StartedAt = started,
-            Family = options.Family.Name,
-            Connections = options.Connections,
-            DurationSeconds = options.Duration.TotalSeconds,
-            TimeoutSeconds = options.Timeout.TotalSeconds,
-            DelayMs = options.EffectiveDelayMs,
-            ProcessorCount = options.ProcessorCount,
-            MinWorkerThreads = options.MinWorkerThreads,
-            Machine = $"{Environment.ProcessorCount} logical CPUs, {System.Runtime.InteropServices.RuntimeInformation.OSDescription}, .NET {Environment.Version}",
-            CommandLine = commandLine,
-            Results = results,
-        };
-    }
-
-    /// <summary>Fresh server, one warm-up request, then the load with the thread count sampled once a second and a ping probe alongside.</summary>
-    public static async Task<ScenarioResult> MeasureAsync(ComparisonOptions options, Scenario scenario, CancellationToken cancellationToken = default)
-    {
-        ArgumentNullException.ThrowIfNull(options);
-        ArgumentNullException.ThrowIfNull(scenario);
-        await using var server = await ServerProcess.StartAsync(
-            new ServerOptions
+            var catalogue = await AppCatalogue.ReadAsync(server.BaseAddress, options.Timeout, cancellationToken);
+            var family = catalogue.Family(options.Family);
+            var scenarios = family.Select(options.Scenarios);
+            var delayMs = options.DelayMs ?? family.DefaultDelayMs;
+            var results = new List<ScenarioResult>();
+            foreach (var scenario in scenarios)
             {
-                AppPath = options.AppPath,
+                server ??= await StartServerAsync(options, cancellationToken);
+                await log.WriteLineAsync($"{scenario.Name}: fresh server, {options.Connections} connections for {options.Duration.TotalSeconds:0.#} s ...");
+                var result = await MeasureAsync(server, options, scenario, delayMs, cancellationToken);
+                await server.DisposeAsync();
+                server = null;
+                await log.WriteLineAsync(
+                    $"{scenario.Name}: {result.Load.RequestsPerSecond:0.0} req/s, avg {result.Load.Latency.Average:0} ms, p99 {result.Load.Latency.P99:0} ms, " +
+                    $"errors {result.Load.Failures}, threads peak {result.PeakThreads} end {result.ThreadsAtEnd}");
+                results.Add(result);
+            }
+
+            return new ComparisonResult
+            {
+                StartedAt = started,
+                Family = family.Name,
+                Connections = options.Connections,
+                DurationSeconds = options.Duration.TotalSeconds,
+                TimeoutSeconds = options.Timeout.TotalSeconds,
+                DelayMs = delayMs,
                 ProcessorCount = options.ProcessorCount,
                 MinWorkerThreads = options.MinWorkerThreads,
-                ExtraEnvironment = options.Environment,
-            },
-            cancellationToken);
+                Machine = $"{Environment.ProcessorCount} logical CPUs, {System.Runtime.InteropServices.RuntimeInformation.OSDescription}, .NET {Environment.Version}",
+                CommandLine = commandLine,
+                Results = results,
+            };
+        }
+        finally
+        {
+            if (server is not null)
+            {
+                await server.DisposeAsync();
+            }
+        }
+    }
 
-        var url = options.Family.Url(server.BaseAddress, scenario, options.EffectiveDelayMs);
+    /// <summary>One warm-up request, then the load with the thread count sampled once a second and a ping probe alongside.</summary>
+    private static async Task<ScenarioResult> MeasureAsync(ServerProcess server, ComparisonOptions options, Scenario scenario, int delayMs, CancellationToken cancellationToken)
+    {
+        var url = scenario.Url(server.BaseAddress, delayMs);
         await WarmUpAsync(url, options.Timeout, cancellationToken);
 
         var load = new LoadOptions { Url = url, Connections = options.Connections, Duration = options.Duration, Timeout = options.Timeout };
@@ -84,8 +95,19 @@ public static class CompareRunner
         };
     }
 
+    private static Task<ServerProcess> StartServerAsync(ComparisonOptions options, CancellationToken cancellationToken) =>
+        ServerProcess.StartAsync(
+            new ServerOptions
+            {
+                AppPath = options.AppPath,
+                ProcessorCount = options.ProcessorCount,
+                MinWorkerThreads = options.MinWorkerThreads,
+                ExtraEnvironment = options.Environment,
+            },
+            cancellationToken);
+
     /// <summary>One request, so the first measured request does not pay for JIT and connection set-up.</summary>
-    public static async Task WarmUpAsync(Uri url, TimeSpan timeout, CancellationToken cancellationToken = default)
+    private static async Task WarmUpAsync(Uri url, TimeSpan timeout, CancellationToken cancellationToken)
     {
         using var client = new HttpClient { Timeout = timeout };
         using var response = await client.GetAsync(url, cancellationToken);

@@ -4,9 +4,10 @@ namespace DiagnosticScenarios.LoadRunner.Compare;
 public sealed record ComparisonOptions
 {
     public required string AppPath { get; init; }
-    public ScenarioFamily Family { get; init; } = ScenarioFamily.Find("mock");
+    /// <summary>A family of the app's catalogue (<c>GET /api/scenarios</c>) that can be loaded.</summary>
+    public string Family { get; init; } = "mock";
 
-    /// <summary>Scenario names; empty means every scenario of the family.</summary>
+    /// <summary>Scenario names; empty means every BAD and GOOD scenario of the family.</summary>
     public IReadOnlyList<string> Scenarios { get; init; } = [];
 
     public int Connections { get; init; } = 125;
@@ -23,9 +24,4 @@ public sealed record ComparisonOptions
     public int? DelayMs { get; init; }
 
     public IReadOnlyDictionary<string, string> Environment { get; init; } = new Dictionary<string, string>();
-
-    internal IReadOnlyList<Scenario> SelectedScenarios =>
-        Scenarios.Count == 0 ? Family.Scenarios : [.. Scenarios.Select(name => Family[name])];
-
-    internal int EffectiveDelayMs => DelayMs ?? Family.DefaultDelayMs;
 }

@@ -1,8 +1,6 @@
 using System.Diagnostics;
-using System.Globalization;
 using System.Net;
 using System.Net.Sockets;
-using System.Text;
 
 namespace DiagnosticScenarios.LoadRunner.Server;
 
@@ -13,14 +11,8 @@ namespace DiagnosticScenarios.LoadRunner.Server;
 public sealed class ServerProcess : IAsyncDisposable
 {
     private const int MaxCapturedLines = 2000;
-    private static readonly string[] InheritedSettingsToDrop =
-    [
-        "ASPNETCORE_URLS", "DOTNET_URLS", "ASPNETCORE_HTTP_PORTS", "ASPNETCORE_HTTPS_PORTS",
-        "DOTNET_ThreadPool_ForceMinWorkerThreads", "DOTNET_PROCESSOR_COUNT",
-    ];
-
     private readonly Process _process;
-    private readonly Queue<string> _output = new();
+    private readonly OutputTail _output = new(MaxCapturedLines);
 
     private ServerProcess(Process process, Uri baseAddress)
     {
@@ -36,16 +28,7 @@ public sealed class ServerProcess : IAsyncDisposable
     public bool HasExited => _process.HasExited;
 
     /// <summary>The last lines the server wrote to stdout and stderr.</summary>
-    public string Output
-    {
-        get
-        {
-            lock (_output)
-            {
-                return string.Join('\n', _output);
-            }
-        }
-    }
+    public string Output => _output.ToString();
 
     /// <summary>Starts the server on a free loopback port and returns once it answers <c>/api/diagscenario/ping</c>.</summary>
     public static async Task<ServerProcess> StartAsync(ServerOptions options, CancellationToken cancellationToken = default)
@@ -73,26 +56,7 @@ public sealed class ServerProcess : IAsyncDisposable
         }
     }
 
-    /// <summary>The server's OS thread count now (every thread: pool workers, I/O, timers, GC).</summary>
-    public int ThreadCount()
-    {
-        if (OperatingSystem.IsLinux())
-        {
-            // Cheaper than Process.Threads, which builds an object per thread.
-            foreach (var line in File.ReadLines($"/proc/{_process.Id}/status"))
-            {
-                if (line.StartsWith("Threads:", StringComparison.Ordinal))
-                {
-                    return int.Parse(line.AsSpan("Threads:".Length).Trim(), CultureInfo.InvariantCulture);
-                }
-            }
-        }
-
-        _process.Refresh();
-        return _process.Threads.Count;
-    }
-
-    /// <summary>Samples <see cref="ThreadCount"/> on a timer until the returned sampler is disposed.</summary>
+    /// <summary>Samples the server's OS thread count on a timer until the returned sampler is disposed.</summary>
     public ThreadCountSampler SampleThreadCount(TimeSpan interval) => new(this, interval);
 
     public async ValueTask DisposeAsync()
@@ -123,79 +87,20 @@ public sealed class ServerProcess : IAsyncDisposable
 
     private static ServerProcess Launch(ServerOptions options, int port)
     {
-        var (fileName, leadingArguments) = ResolveCommand(options.AppPath);
-        var startInfo = new ProcessStartInfo(fileName)
-        {
-            UseShellExecute = false,
-            RedirectStandardOutput = true,
-            RedirectStandardError = true,
-            // The app finds appsettings.json in its content root, the current directory by default.
-            WorkingDirectory = options.ContentRoot ?? Path.GetDirectoryName(Path.GetFullPath(options.AppPath))!,
-        };
-        foreach (var argument in leadingArguments)
-        {
-            startInfo.ArgumentList.Add(argument);
-        }
-
-        if (options.ContentRoot is not null)
-        {
-            startInfo.ArgumentList.Add("--contentRoot");
-            startInfo.ArgumentList.Add(options.ContentRoot);
-        }
-
         var baseAddress = new Uri($"http://127.0.0.1:{port}/");
-        startInfo.ArgumentList.Add("--urls");
-        startInfo.ArgumentList.Add($"http://127.0.0.1:{port}");
-
-        foreach (var key in InheritedSettingsToDrop)
-        {
-            startInfo.Environment.Remove(key);
-        }
-
-        startInfo.Environment["DOTNET_PROCESSOR_COUNT"] = options.ProcessorCount.ToString(CultureInfo.InvariantCulture);
-        startInfo.Environment["ASPNETCORE_ENVIRONMENT"] = options.Environment;
-        if (options.MinWorkerThreads is { } min)
-        {
-            // Hexadecimal: "C8" is 200 threads. Decimal "200" would be read as 512.
-            startInfo.Environment["DOTNET_ThreadPool_ForceMinWorkerThreads"] = min.ToString("X", CultureInfo.InvariantCulture);
-        }
-
-        foreach (var (key, value) in options.ExtraEnvironment)
-        {
-            startInfo.Environment[key] = value;
-        }
-
+        var startInfo = ServerCommand.For(options, baseAddress);
         var process = new Process { StartInfo = startInfo, EnableRaisingEvents = true };
         var server = new ServerProcess(process, baseAddress);
-        process.OutputDataReceived += (_, e) => server.Capture(e.Data);
-        process.ErrorDataReceived += (_, e) => server.Capture(e.Data);
+        process.OutputDataReceived += (_, e) => server._output.Add(e.Data);
+        process.ErrorDataReceived += (_, e) => server._output.Add(e.Data);
         if (!process.Start())
         {
-            throw new ServerStartException($"Could not start {fileName}.");
+            throw new ServerStartException($"Could not start {startInfo.FileName}.");
         }
 
         process.BeginOutputReadLine();
         process.BeginErrorReadLine();
         return server;
-    }
-
-    private static (string FileName, string[] Arguments) ResolveCommand(string appPath)
-    {
-        var full = Path.GetFullPath(appPath);
-        if (!full.EndsWith(".dll", StringComparison.OrdinalIgnoreCase))
-        {
-            return (full, []);
-        }
-
-        var apphost = Path.ChangeExtension(full, OperatingSystem.IsWindows() ? ".exe" : null);
-        if (File.Exists(apphost))
-        {
-            return (apphost, []);
-        }
-
-        // No apphost: run the dll with the dotnet that runs us (the process is then named dotnet, not DiagnosticScenarios).
-        var dotnet = System.Environment.GetEnvironmentVariable("DOTNET_HOST_PATH") ?? "dotnet";
-        return (dotnet, [full]);
     }
 
     private static int FreeLoopbackPort()
@@ -239,23 +144,6 @@ public sealed class ServerProcess : IAsyncDisposable
         }
 
         throw new ServerStartException($"The server did not answer {ping} within {timeout.TotalSeconds:0} s.\n{Output}");
-    }
-
-    private void Capture(string? line)
-    {
-        if (line is null)
-        {
-            return;
-        }
-
-        lock (_output)
-        {
-            _output.Enqueue(line);
-            if (_output.Count > MaxCapturedLines)
-            {
-                _output.Dequeue();
-            }
-        }
     }
 }
 

@@ -1,4 +1,5 @@
 using System.Diagnostics;
+using System.Globalization;
 
 namespace DiagnosticScenarios.LoadRunner.Server;
 
@@ -59,6 +60,25 @@ public sealed class ThreadCountSampler : IDisposable
         }
     }
 
+    /// <summary>The process's OS thread count now (every thread: pool workers, I/O, timers, GC).</summary>
+    private static int ThreadCountOf(int processId)
+    {
+        if (OperatingSystem.IsLinux())
+        {
+            // Cheaper than Process.Threads, which builds an object per thread.
+            foreach (var line in File.ReadLines($"/proc/{processId}/status"))
+            {
+                if (line.StartsWith("Threads:", StringComparison.Ordinal))
+                {
+                    return int.Parse(line.AsSpan("Threads:".Length).Trim(), CultureInfo.InvariantCulture);
+                }
+            }
+        }
+
+        using var process = Process.GetProcessById(processId);
+        return process.Threads.Count;
+    }
+
     private void Take()
     {
         if (_server.HasExited)
@@ -68,13 +88,13 @@ public sealed class ThreadCountSampler : IDisposable
 
         try
         {
-            var sample = new ThreadSample(_clock.Elapsed.TotalSeconds, _server.ThreadCount());
+            var sample = new ThreadSample(_clock.Elapsed.TotalSeconds, ThreadCountOf(_server.ProcessId));
             lock (_samples)
             {
                 _samples.Add(sample);
             }
         }
-        catch (IOException)
+        catch (Exception e) when (e is IOException or ArgumentException)
         {
             // The process went away between the check and the read.
         }

@@ -1,5 +1,6 @@
 using System.Globalization;
 using System.Reflection;
+using DiagnosticScenarios.Catalogue;
 using DiagnosticScenarios.LoadRunner.Compare;
 using DiagnosticScenarios.LoadRunner.Load;
 using DiagnosticScenarios.LoadRunner.Server;
@@ -39,7 +40,7 @@ internal static class LoadExperiment
         .GetCustomAttributes<AssemblyMetadataAttribute>()
         .Single(a => a.Key == "DiagnosticScenariosAppPath").Value!;
 
-    public static ScenarioFamily Mock { get; } = ScenarioFamily.Find("mock");
+    public static string Mock { get; } = ScenarioCatalogue.Mock.Name;
 
     /// <summary>Physical limit of the closed loop: every connection busy with one query at a time.</summary>
     public static double LimitRequestsPerSecond => Connections * 1000.0 / DelayMs;
@@ -88,5 +89,5 @@ internal static class LoadExperiment
     private static string LoadAverage() =>
         File.Exists("/proc/loadavg") ? string.Join(' ', File.ReadAllText("/proc/loadavg").Split(' ').Take(3)) : "n/a";
 
-    public static string Describe(LoadReport report) => CompareReportWriter.Summary(report);
+    public static string Describe(LoadReport report) => RunSummary.Render(report);
 }

@@ -40,7 +40,7 @@ internal static class RunnerProcess
             }
 
             await using var json = File.OpenRead(Path.Combine(output.FullName, "compare.json"));
-            var result = await JsonSerializer.DeserializeAsync<ComparisonResult>(json, CompareReportWriter.JsonOptions).AsTask().WaitAsync(timeout)
+            var result = await JsonSerializer.DeserializeAsync<ComparisonResult>(json, CompareJson.Options).AsTask().WaitAsync(timeout)
                 ?? throw new InvalidOperationException("compare.json was empty.");
             return result.Results.Single();
         }
@@ -62,7 +62,7 @@ internal static class RunnerProcess
         [
             RunnerPath, "compare",
             "--app", options.AppPath,
-            "--family", options.Family.Name,
+            "--family", options.Family,
             "--scenarios", scenario,
             "-c", Invariant(options.Connections),
             "-d", $"{Invariant(options.Duration.TotalMilliseconds)}ms",

@@ -1,4 +1,5 @@
 using System.Globalization;
+using DiagnosticScenarios.Catalogue;
 using DiagnosticScenarios.LoadRunner.Compare;
 using DiagnosticScenarios.Tests.Load;
 using Xunit.Abstractions;
@@ -49,11 +50,11 @@ public abstract class SqlLoadMeasurements : IAsyncLifetime
             return; // The tests skip visibly, or fail under CI with the reason.
         }
 
-        var family = ScenarioFamily.Find("sql");
+        var family = ScenarioCatalogue.Sql;
         var options = new ComparisonOptions
         {
             AppPath = LoadExperiment.AppPath,
-            Family = family,
+            Family = family.Name,
             Connections = Connections,
             Duration = Duration,
             Timeout = RequestTimeout,
@@ -61,7 +62,7 @@ public abstract class SqlLoadMeasurements : IAsyncLifetime
             DelayMs = DelayMs,
             Environment = ServerEnvironment(),
         };
-        foreach (var scenario in family.Scenarios)
+        foreach (var scenario in ScenarioCatalogue.InFamily(family))
         {
             _results[scenario.Name] = await RunnerProcess.MeasureAsync(options, scenario.Name, MeasurementTimeout);
         }

@@ -1,0 +1,70 @@
+using System.Net.Http.Json;
+
+namespace DiagnosticScenarios.LoadRunner.Compare;
+
+/// <summary>
+/// The scenarios as the app under test serves them at <c>GET /api/scenarios</c>. The runner keeps no list of its own:
+/// the app it measures is the authority on what it serves, whichever build <c>--app</c> names.
+/// </summary>
+public sealed record AppCatalogue(IReadOnlyList<AppCatalogue.FamilyEntry> Families, IReadOnlyList<AppCatalogue.ScenarioEntry> Scenarios)
+{
+    public const string Route = "api/scenarios";
+
+    public static async Task<AppCatalogue> ReadAsync(Uri baseAddress, TimeSpan timeout, CancellationToken cancellationToken = default)
+    {
+        using var client = new HttpClient { BaseAddress = baseAddress, Timeout = timeout };
+        return await client.GetFromJsonAsync<AppCatalogue>(Route, CompareJson.Options, cancellationToken)
+            ?? throw new InvalidOperationException($"{new Uri(baseAddress, Route)} answered no catalogue.");
+    }
+
+    /// <summary>A family <c>compare</c> can load, with its BAD and GOOD scenarios in the catalogue's order (the baseline left out).</summary>
+    /// <exception cref="UnknownScenarioException">The app serves no such family, or not one that can be loaded.</exception>
+    public ScenarioFamily Family(string name)
+    {
+        var comparable = Families.Where(f => f is { Loadable: true, DefaultDelayMs: not null }).ToList();
+        var family = comparable.FirstOrDefault(f => string.Equals(f.Name, name, StringComparison.OrdinalIgnoreCase))
+            ?? throw new UnknownScenarioException($"Unknown family '{name}'; known: {string.Join(", ", comparable.Select(f => f.Name))}.");
+        return new ScenarioFamily(
+            family.Name,
+            family.DefaultDelayMs!.Value,
+            [.. Scenarios.Where(s => s.Family == family.Name && s.Verdict != Verdict.Baseline).Select(s => new Scenario(s.Name, s.Route, s.Verdict))]);
+    }
+
+    public sealed record FamilyEntry(string Name, string RoutePrefix, int? DefaultDelayMs, bool Loadable);
+
+    public sealed record ScenarioEntry(string Name, string Route, string Family, Verdict Verdict);
+}
+
+/// <summary>A family of endpoints that run the same query in different code shapes, as the app's catalogue lists them.</summary>
+/// <param name="Name">What <c>compare --family</c> takes.</param>
+/// <param name="DefaultDelayMs">The query's delay when <c>--delay-ms</c> is not given.</param>
+/// <param name="Scenarios">In the order they are measured.</param>
+public sealed record ScenarioFamily(string Name, int DefaultDelayMs, IReadOnlyList<Scenario> Scenarios)
+{
+    /// <summary>The named scenarios, or all of them when none is named.</summary>
+    /// <exception cref="UnknownScenarioException">The family has no scenario of one of the names.</exception>
+    public IReadOnlyList<Scenario> Select(IReadOnlyList<string> names) =>
+        names.Count == 0 ? Scenarios : [.. names.Select(Find)];
+
+    private Scenario Find(string name) =>
+        Scenarios.FirstOrDefault(s => string.Equals(s.Name, name, StringComparison.OrdinalIgnoreCase))
+        ?? throw new UnknownScenarioException($"Family '{Name}' has no scenario '{name}'; known: {string.Join(", ", Scenarios.Select(s => s.Name))}.");
+}
+
+/// <summary>One endpoint of a family.</summary>
+/// <param name="Route">From the server's root, e.g. <c>/api/diagscenario/taskwait</c>.</param>
+public sealed record Scenario(string Name, string Route, Verdict Verdict)
+{
+    /// <summary>The URL of this scenario on a server, with the delay as a query parameter.</summary>
+    public Uri Url(Uri baseAddress, int delayMs) => new(baseAddress, $"{Route.TrimStart('/')}?delayMs={delayMs}");
+}
+
+public enum Verdict
+{
+    Bad,
+    Good,
+    Baseline,
+}
+
+/// <summary>The app under test serves no family or scenario of that name.</summary>
+public sealed class UnknownScenarioException(string message) : Exception(message);

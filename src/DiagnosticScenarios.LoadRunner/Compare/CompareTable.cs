@@ -1,0 +1,59 @@
+using System.Globalization;
+using System.Text;
+using DiagnosticScenarios.LoadRunner.Load;
+
+namespace DiagnosticScenarios.LoadRunner.Compare;
+
+/// <summary>The table and the Markdown report of a <see cref="ComparisonResult"/>.</summary>
+public static class CompareTable
+{
+    /// <summary>The table as Markdown, which also reads well as plain text in a console.</summary>
+    public static string Render(ComparisonResult result)
+    {
+        ArgumentNullException.ThrowIfNull(result);
+        var text = new StringBuilder();
+        text.AppendLine("| scenario | verdict | req/s | avg | p50 | p99 | max | errors | ping p50 | peak threads | threads at end |");
+        text.AppendLine("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+        foreach (var r in result.Results)
+        {
+            // Requests that timed out or never finished count with the wait they had, marked as a lower bound:
+            // the answered ones alone would make a starved server look fast (or show nothing at all).
+            var (l, atLeast) = LatencyForTable(r.Load);
+            var (ping, pingAtLeast) = LatencyForTable(r.Ping);
+            text.AppendLine(CultureInfo.InvariantCulture,
+                $"| {r.Scenario} | {r.Verdict.ToString().ToUpperInvariant()} | {r.Load.RequestsPerSecond:0.0} | {atLeast}{Milliseconds.Format(l.Average)} | {atLeast}{Milliseconds.Format(l.P50)} | {atLeast}{Milliseconds.Format(l.P99)} | {atLeast}{Milliseconds.Format(l.Max)} | {r.Load.Failures} | {pingAtLeast}{Milliseconds.Format(ping.P50)} | {r.PeakThreads} | {r.ThreadsAtEnd} |");
+        }
+
+        return text.ToString();
+    }
+
+    public static string Markdown(ComparisonResult result, string chartFile)
+    {
+        ArgumentNullException.ThrowIfNull(result);
+        var text = new StringBuilder();
+        text.AppendLine(CultureInfo.InvariantCulture, $"# {result.Family} family, {result.Connections} connections, {result.DurationSeconds:0.#} s, {result.DelayMs} ms query");
+        text.AppendLine();
+        var pool = result.MinWorkerThreads is { } min
+            ? string.Create(CultureInfo.InvariantCulture, $"minimum worker threads forced to {min} (the `SetMinThreads` workaround)")
+            : "default thread pool";
+        text.AppendLine(CultureInfo.InvariantCulture,
+            $"Each scenario on a fresh server (cold pool), `DOTNET_PROCESSOR_COUNT={result.ProcessorCount}`, {pool}. Physical limit: {result.Connections * 1000.0 / result.DelayMs:0} req/s at {result.DelayMs} ms.");
+        text.AppendLine();
+        text.Append(Render(result));
+        text.AppendLine();
+        text.AppendLine(CultureInfo.InvariantCulture,
+            $"`errors` counts non-2xx answers, connection errors and timeouts (a request unanswered after {result.TimeoutSeconds:0} s); `≥` marks latencies that count timed-out requests with the time they waited, a lower bound. `ping p50` is the median latency of ten pings a second sent alongside the load.");
+        text.AppendLine();
+        text.AppendLine(CultureInfo.InvariantCulture, $"![average latency and server threads per second]({chartFile})");
+        text.AppendLine();
+        text.AppendLine(CultureInfo.InvariantCulture, $"Measured {result.StartedAt:yyyy-MM-dd HH:mm} UTC on {result.Machine}.");
+        text.AppendLine();
+        text.AppendLine("```");
+        text.AppendLine(result.CommandLine);
+        text.AppendLine("```");
+        return text.ToString();
+    }
+
+    private static (LatencySummary Latency, string Marker) LatencyForTable(LoadReport report) =>
+        report.Timeouts + report.Unfinished > 0 ? (report.LatencyAtLeast, "≥ ") : (report.Latency, string.Empty);
+}

@@ -1,0 +1,77 @@
+using DiagnosticScenarios.LoadRunner.Cli;
+using DiagnosticScenarios.Tests.Load;
+
+namespace DiagnosticScenarios.Tests.RunnerCli;
+
+/// <summary>The load runner answers every wrong command line with the errors, the usage and exit code 2, never a stack trace.</summary>
+public sealed class CommandLineTests
+{
+    private static readonly TimeSpan Timeout = TimeSpan.FromSeconds(60);
+
+    [Theory]
+    [InlineData("run", "--url", "http://127.0.0.1:9/", "--connectoins", "5")]
+    [InlineData("run", "--url", "http://127.0.0.1:9/", "-c", "abc")]
+    [InlineData("run", "--url", "http://127.0.0.1:9/", "-c", "0")]
+    [InlineData("run", "--url", "http://127.0.0.1:9/", "-c", "99999999999")]
+    [InlineData("run", "--url", "http://127.0.0.1:9/", "-d", "soon")]
+    [InlineData("run", "--url", "http://127.0.0.1:9/", "--rate", "0")]
+    [InlineData("run", "--url", "not-a-url")]
+    [InlineData("run", "-c", "5")]
+    [InlineData("compare", "--cpus", "-1")]
+    [InlineData("compare", "--delay-ms", "60001")]
+    [InlineData("compare", "--env", "NO_EQUALS_SIGN")]
+    [InlineData("compare", "--app", "/nonexistent/DiagnosticScenarios.dll")]
+    [InlineData("render", "--from", "/nonexistent/compare.json")]
+    [InlineData("bench")]
+    [InlineData]
+    public async Task BadArguments_AnswerUsageOnStderrAndExitCode2(params string[] args)
+    {
+        var (exitCode, output, error) = await RunAsync(args);
+
+        Assert.True(exitCode == 2, $"exit {exitCode}\n{error}");
+        AssertUsageWithoutStackTrace(error);
+        Assert.Empty(output);
+    }
+
+    [Theory]
+    [InlineData("--family", "nosuch")]
+    [InlineData("--family", "tutorial")]
+    [InlineData("--scenarios", "taskwait,nosuch")]
+    [InlineData("--family", "sql", "--scenarios", "taskwait")]
+    public async Task Compare_AnswersUsageAndExitCode2_ForAFamilyOrScenarioTheAppDoesNotServe(params string[] selection)
+    {
+        string[] args = ["compare", .. selection, "--app", LoadExperiment.AppPath, "-d", "1s", "--out", Path.Combine(Path.GetTempPath(), "never-written")];
+
+        var (exitCode, output, error) = await RunAsync(args);
+
+        Assert.True(exitCode == 2, $"exit {exitCode}\n{error}");
+        Assert.Matches("Unknown family '[a-z]+'; known: mock, sql\\.|has no scenario '[a-z]+'; known: ", error);
+        AssertUsageWithoutStackTrace(error);
+        Assert.Empty(output);
+    }
+
+    [Fact]
+    public async Task Help_AnswersUsageOnStdoutAndExitCode0()
+    {
+        var (exitCode, output, _) = await RunAsync(["compare", "--help"]);
+
+        Assert.Equal(0, exitCode);
+        Assert.Contains("Usage:", output, StringComparison.Ordinal);
+        Assert.Contains("--family", output, StringComparison.Ordinal);
+    }
+
+    private static void AssertUsageWithoutStackTrace(string error)
+    {
+        Assert.Contains("Usage:", error, StringComparison.Ordinal);
+        Assert.DoesNotContain("   at ", error, StringComparison.Ordinal);
+        Assert.DoesNotContain("Exception", error, StringComparison.Ordinal);
+    }
+
+    private static async Task<(int ExitCode, string Output, string Error)> RunAsync(string[] args)
+    {
+        using var output = new StringWriter();
+        using var error = new StringWriter();
+        var exitCode = await CommandLine.RunAsync(args, output, error).WaitAsync(Timeout);
+        return (exitCode, output.ToString(), error.ToString());
+    }
+}
