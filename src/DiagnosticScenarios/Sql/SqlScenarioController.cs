@@ -1,4 +1,5 @@
 using System.ComponentModel.DataAnnotations;
+using System.Diagnostics;
 using System.Globalization;
 using System.Runtime.CompilerServices;
 using Microsoft.AspNetCore.Mvc;
@@ -7,7 +8,8 @@ namespace DiagnosticScenarios.Sql;
 
 /// <summary>
 /// The SQL article's five shapes around one <c>WAITFOR DELAY</c> (or <c>pg_sleep</c>), run by the configured
-/// provider. Every action opens a connection and executes the same command; only the way it waits differs.
+/// provider. Every action opens a connection and executes the same command, each line in the action itself;
+/// only the way it waits differs.
 /// The single GOOD shape is <see cref="Async"/>.
 /// </summary>
 /// <remarks>
@@ -34,10 +36,13 @@ public sealed class SqlScenarioController(SqlScenarioDatabase database, SqlScena
     [HttpGet("sync")]
     public string Sync([FromQuery, Range(0, MaxDelayMs)] int? delayMs)
     {
-        using var query = Query(delayMs);
-        query.Open();
+        using var connection = database.CreateConnection();
+        using var command = database.CreateDelayCommand(connection, Delay(delayMs));
+        var opening = Stopwatch.GetTimestamp();
+        connection.Open();
+        ConnectionOpened(opening);
         // BAD: ExecuteNonQuery parks this pool thread in a blocking socket read for the whole WAITFOR.
-        query.Command.ExecuteNonQuery();
+        command.ExecuteNonQuery();
         return "success:sql-sync";
     }
 
@@ -49,10 +54,13 @@ public sealed class SqlScenarioController(SqlScenarioDatabase database, SqlScena
     public async Task<string> AsyncSyncIo([FromQuery, Range(0, MaxDelayMs)] int? delayMs)
     {
 #pragma warning disable VSTHRD103 // deliberate: this endpoint demonstrates blocking calls inside an async method
-        using var query = Query(delayMs);
-        query.Open();
+        using var connection = database.CreateConnection();
+        using var command = database.CreateDelayCommand(connection, Delay(delayMs));
+        var opening = Stopwatch.GetTimestamp();
+        connection.Open();
+        ConnectionOpened(opening);
         // BAD: 'async' on the signature changes nothing; ExecuteNonQuery still blocks this pool thread.
-        query.Command.ExecuteNonQuery();
+        command.ExecuteNonQuery();
 #pragma warning restore VSTHRD103
         return "success:sql-asyncsyncio";
     }
@@ -65,9 +73,18 @@ public sealed class SqlScenarioController(SqlScenarioDatabase database, SqlScena
     [HttpGet("taskrun")]
     public async Task<string> TaskRun([FromQuery, Range(0, MaxDelayMs)] int? delayMs, CancellationToken cancellationToken)
     {
-        using var query = Query(delayMs);
+        using var connection = database.CreateConnection();
+        using var command = database.CreateDelayCommand(connection, Delay(delayMs));
         // BAD: Task.Run moves the blocking open and ExecuteNonQuery to another pool thread, which it holds for the whole WAITFOR.
-        await Task.Run(() => { query.Open(); query.Command.ExecuteNonQuery(); }, cancellationToken);
+        await Task.Run(
+            () =>
+            {
+                var opening = Stopwatch.GetTimestamp();
+                connection.Open();
+                ConnectionOpened(opening);
+                command.ExecuteNonQuery();
+            },
+            cancellationToken);
         return "success:sql-taskrun";
     }
 
@@ -77,11 +94,14 @@ public sealed class SqlScenarioController(SqlScenarioDatabase database, SqlScena
     [HttpGet("wait")]
     public string Wait([FromQuery, Range(0, MaxDelayMs)] int? delayMs)
     {
-        using var query = Query(delayMs);
-        query.Open();
+        using var connection = database.CreateConnection();
+        using var command = database.CreateDelayCommand(connection, Delay(delayMs));
+        var opening = Stopwatch.GetTimestamp();
+        connection.Open();
+        ConnectionOpened(opening);
 #pragma warning disable VSTHRD002, VSTHRD103 // deliberate: this endpoint demonstrates sync-over-async
         // BAD: .Wait() parks this pool thread until the async command completes (sync-over-async).
-        query.Command.ExecuteNonQueryAsync().Wait();
+        command.ExecuteNonQueryAsync().Wait();
 #pragma warning restore VSTHRD002, VSTHRD103
         return "success:sql-wait";
     }
@@ -92,19 +112,23 @@ public sealed class SqlScenarioController(SqlScenarioDatabase database, SqlScena
     [HttpGet("async")]
     public async Task<string> Async([FromQuery, Range(0, MaxDelayMs)] int? delayMs, CancellationToken cancellationToken)
     {
-        await using var query = Query(delayMs);
-        await query.OpenAsync(cancellationToken);
+        await using var connection = database.CreateConnection();
+        await using var command = database.CreateDelayCommand(connection, Delay(delayMs));
+        var opening = Stopwatch.GetTimestamp();
+        await connection.OpenAsync(cancellationToken);
+        ConnectionOpened(opening);
         // GOOD: await hands this thread back to the pool until the database answers; that is the one difference from sync.
-        await query.Command.ExecuteNonQueryAsync(cancellationToken);
+        await command.ExecuteNonQueryAsync(cancellationToken);
         return "success:sql-async";
     }
 
-    private DelayQuery Query(int? delayMs, [CallerMemberName] string scenario = "") => new(
-        database,
-        TimeSpan.FromMilliseconds(delayMs ?? DefaultDelayMs),
-        opened =>
-        {
-            Response.Headers[ConnectionWaitHeader] = ((long)opened.TotalMilliseconds).ToString(CultureInfo.InvariantCulture);
-            metrics.RecordConnectionWait(opened, database.Provider, scenario.ToLowerInvariant());
-        });
+    private static TimeSpan Delay(int? delayMs) => TimeSpan.FromMilliseconds(delayMs ?? DefaultDelayMs);
+
+    // Opening waits for a pooled connection, or logs a new one in: reported so a pool that is too small shows as such.
+    private void ConnectionOpened(long openingTimestamp, [CallerMemberName] string scenario = "")
+    {
+        var opened = Stopwatch.GetElapsedTime(openingTimestamp);
+        Response.Headers[ConnectionWaitHeader] = ((long)opened.TotalMilliseconds).ToString(CultureInfo.InvariantCulture);
+        metrics.RecordConnectionWait(opened, database.Provider, scenario.ToLowerInvariant());
+    }
 }
