@@ -82,6 +82,30 @@ public sealed class ThreadPoolHealthApiTests(WebApplicationFactory<Program> fact
     }
 
     [Fact]
+    public async Task Stream_FramesEachSampleWithItsSequenceAsTheEventId_AndAsksForRetryAfterASecond()
+    {
+        // TypedResults.ServerSentEvents writes the frames; an RC of .NET 10 left out the id line (aspnetcore#64183),
+        // without which the browser sends no Last-Event-ID and a reconnect loses what it missed.
+        using var client = factory.CreateClient();
+        await PollAsync(client, s => s.GetProperty("queueDelay").GetProperty("window").GetProperty("count").GetInt32() >= 15);
+        using var request = new HttpRequestMessage(HttpMethod.Get, "/api/threadpool/stream?after=0");
+
+        using var response = await client.SendAsync(request, HttpCompletionOption.ResponseHeadersRead).WaitAsync(Timeout);
+        using var reader = new StreamReader(await response.Content.ReadAsStreamAsync().WaitAsync(Timeout));
+        var frame = new List<string>();
+        while (await reader.ReadLineAsync().WaitAsync(Timeout) is { Length: > 0 } line)
+        {
+            frame.Add(line);
+        }
+
+        Assert.Contains("event: sample", frame);
+        Assert.Contains("id: 1", frame);
+        Assert.Contains("retry: 1000", frame);
+        using var data = JsonDocument.Parse(Assert.Single(frame, l => l.StartsWith("data: ", StringComparison.Ordinal))["data: ".Length..]);
+        Assert.Equal(1, data.RootElement.GetProperty("sequence").GetInt64());
+    }
+
+    [Fact]
     public async Task MinThreads_AnswersWhatTheRuntimeAccepted_AndResetRestoresTheStartupValue()
     {
         using var client = factory.CreateClient();
