@@ -10,7 +10,9 @@ pairs=${1:-3}
 duration=${2:-10s}
 delay=${3:-500}
 dotnet build -c Release -v q -nologo src/DiagnosticScenarios >/dev/null
+dotnet build -c Release -v q -nologo src/DiagnosticScenarios.LoadRunner >/dev/null
 bin=src/DiagnosticScenarios/bin/Release/net10.0
+runner=src/DiagnosticScenarios.LoadRunner/bin/Release/net10.0/DiagnosticScenarios.LoadRunner.dll
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 url="http://127.0.0.1:$port/api/diagscenario/taskasyncwait?delayMs=$delay"
 results=$(mktemp)
@@ -20,7 +22,7 @@ run() { # $1 = true|false
   local pid=$!
   for _ in $(seq 100); do curl -sf "$url" >/dev/null && break; sleep 0.1; done
   local json
-  json=$(dotnet "$bin/DiagnosticScenarios.LoadRunner.dll" run --url "$url" -c 125 -d "$duration" --json 2>/dev/null)
+  json=$(dotnet "$runner" run --url "$url" -c 125 -d "$duration" --json 2>/dev/null)
   kill "$pid"; wait "$pid" 2>/dev/null || true
   python3 - "$1" "$json" >>"$results" <<'PY'
 import json, sys

@@ -1,4 +1,3 @@
-using System.Diagnostics;
 using Microsoft.AspNetCore.Hosting;
 using Microsoft.AspNetCore.Mvc.Testing;
 
@@ -25,17 +24,10 @@ internal static class PostgresScript
     public static async Task RunAsync(string verb)
     {
         var script = Path.Combine(RepositoryPaths.Root, "scripts", "postgres.sh");
-        using var process = Process.Start(new ProcessStartInfo(script, verb)
+        var result = await ChildProcess.RunAsync(script, [verb], Timeout);
+        if (result.ExitCode != 0)
         {
-            RedirectStandardOutput = true,
-            RedirectStandardError = true,
-        }) ?? throw new InvalidOperationException($"Could not start {script}.");
-        var output = process.StandardOutput.ReadToEndAsync();
-        var error = process.StandardError.ReadToEndAsync();
-        await process.WaitForExitAsync().WaitAsync(Timeout);
-        if (process.ExitCode != 0)
-        {
-            throw new InvalidOperationException($"scripts/postgres.sh {verb} exited with {process.ExitCode}: {await error}{await output}");
+            throw new InvalidOperationException(result.ToString());
         }
     }
 }

@@ -1,4 +1,3 @@
-using System.Diagnostics;
 using System.Text;
 using DiagnosticScenarios.Tests.Load;
 
@@ -51,32 +50,20 @@ public sealed class MetricsFromOutsideTests
 
     private static async Task<int> RunDotnetTrace(int processId, string output)
     {
-        var start = new ProcessStartInfo("dotnet")
+        var result = await ChildProcess.RunAsync(
+            "dotnet",
+            [
+                "tool", "run", "dotnet-trace", "--", "collect", "-p", processId.ToString(System.Globalization.CultureInfo.InvariantCulture),
+                "--providers", "System.Diagnostics.Metrics:0x2:4:Metrics=DiagnosticScenarios\\nSystem.Runtime;RefreshInterval=1",
+                "--duration", "00:00:00:06", "-o", output,
+            ],
+            Timeout,
+            workingDirectory: AppContext.BaseDirectory);
+        if (result.ExitCode != 0)
         {
-            WorkingDirectory = AppContext.BaseDirectory,
-            RedirectStandardOutput = true,
-            RedirectStandardError = true,
-            UseShellExecute = false,
-        };
-        foreach (var argument in new[]
-        {
-            "tool", "run", "dotnet-trace", "--", "collect", "-p", processId.ToString(System.Globalization.CultureInfo.InvariantCulture),
-            "--providers", "System.Diagnostics.Metrics:0x2:4:Metrics=DiagnosticScenarios\\nSystem.Runtime;RefreshInterval=1",
-            "--duration", "00:00:00:06", "-o", output,
-        })
-        {
-            start.ArgumentList.Add(argument);
+            throw new InvalidOperationException($"{result} (run 'dotnet tool restore' first)");
         }
 
-        using var process = Process.Start(start)!;
-        var stdout = process.StandardOutput.ReadToEndAsync();
-        var stderr = process.StandardError.ReadToEndAsync();
-        await process.WaitForExitAsync();
-        if (process.ExitCode != 0)
-        {
-            throw new InvalidOperationException($"dotnet-trace exited with {process.ExitCode} (run 'dotnet tool restore' first):\n{await stdout}\n{await stderr}");
-        }
-
-        return process.ExitCode;
+        return result.ExitCode;
     }
 }
