@@ -45,6 +45,19 @@ public sealed class ScenarioCatalogueTests(WebApplicationFactory<Program> factor
     }
 
     [Fact]
+    public async Task Readme_HasATableRowForEveryCatalogueScenario()
+    {
+        var readme = await File.ReadAllTextAsync(Path.Combine(RepositoryPaths.Root, "README.md")).DefaultTimeout();
+
+        var missing = ScenarioCatalogue.Scenarios
+            .Select(s => s.Route[ScenarioCatalogue.Families.Single(f => f.Name == s.Family).RoutePrefix.Length..])
+            .Where(route => !readme.Contains($"| `{route}", StringComparison.Ordinal))
+            .ToList();
+
+        Assert.True(missing.Count == 0, $"README.md has no table row for: {string.Join(", ", missing)}");
+    }
+
+    [Fact]
     public async Task ScenariosApi_ServesTheCatalogue_WithVerdictsAsTheReadmeWritesThem()
     {
         using var client = factory.CreateClient();
