@@ -2,7 +2,8 @@
 # The cost of the thread-pool health feature at saturation: wrk on `ping` (no query, so the per-request
 # cost of the attribution is what limits), ThreadPoolHealth:Enabled true vs false, each run on a fresh
 # server (2 processors), alternating on/off so machine drift hits both sides. Prints one line per run and
-# the median of each side.
+# the median of each side: throughput, and the server's CPU time per request (user + system, from
+# /proc/PID/stat), which other work on a shared machine disturbs less than it disturbs throughput.
 # Usage: scripts/health-overhead-saturation.sh [pairs=3] [duration=10s] [connections=64]
 # APP_DIR=path runs an app already built there instead of building Release.
 set -euo pipefail
@@ -19,25 +20,35 @@ port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); pr
 url="http://127.0.0.1:$port/api/diagscenario/ping"
 results=$(mktemp)
 
+cpu_ticks() { # user + system clock ticks of process $1
+  awk '{print $14 + $15}' "/proc/$1/stat"
+}
+
 run() { # $1 = true|false
   DOTNET_PROCESSOR_COUNT=2 ThreadPoolHealth__Enabled=$1 dotnet "$APP_DIR/DiagnosticScenarios.dll" --urls "http://127.0.0.1:$port" --contentRoot "$PWD/src/DiagnosticScenarios" >/dev/null 2>&1 &
   local pid=$!
   for _ in $(seq 100); do curl -sf "$url" >/dev/null && break; sleep 0.1; done
   # One short warm-up so both sides are measured after JIT and connection set-up.
   wrk -t 2 -c "$connections" -d 2s "$url" >/dev/null
-  local rps
-  rps=$(wrk -t 2 -c "$connections" -d "$duration" "$url" | awk '/^Requests\/sec:/ {print $2}')
+  local before after out rps requests cpu_us
+  before=$(cpu_ticks "$pid")
+  out=$(wrk -t 2 -c "$connections" -d "$duration" "$url")
+  after=$(cpu_ticks "$pid")
   kill "$pid"; wait "$pid" 2>/dev/null || true
-  echo "$1 $rps" >>"$results"
-  printf 'enabled=%-5s %10s req/s\n' "$1" "$rps"
+  rps=$(awk '/^Requests\/sec:/ {print $2}' <<<"$out")
+  requests=$(awk '/requests in/ {print $1}' <<<"$out")
+  cpu_us=$(python3 -c "print(round(($after - $before) * 1e6 / $(getconf CLK_TCK) / $requests, 2))")
+  echo "$1 $rps $cpu_us" >>"$results"
+  printf 'enabled=%-5s %10s req/s  %6s us CPU per request\n' "$1" "$rps" "$cpu_us"
 }
 
 for _ in $(seq "$pairs"); do run true; run false; done
 python3 - "$results" <<'PY'
 import statistics, sys
 rows = [l.split() for l in open(sys.argv[1])]
-med = {s: statistics.median(float(r[1]) for r in rows if r[0] == s) for s in ("true", "false")}
-print(f"median on : {med['true']:.0f} req/s")
-print(f"median off: {med['false']:.0f} req/s")
-print(f"on vs off : throughput {100 * (med['true'] / med['false'] - 1):+.2f} %")
+med = {s: [statistics.median(float(r[i]) for r in rows if r[0] == s) for i in (1, 2)] for s in ("true", "false")}
+on, off = med["true"], med["false"]
+print(f"median on : {on[0]:.0f} req/s, {on[1]:.2f} us CPU per request")
+print(f"median off: {off[0]:.0f} req/s, {off[1]:.2f} us CPU per request")
+print(f"on vs off : throughput {100 * (on[0] / off[0] - 1):+.2f} %, CPU per request {100 * (on[1] / off[1] - 1):+.2f} %")
 PY
