@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The cost of the thread-pool health feature at saturation: wrk on `ping` (no query, so the per-request
 # cost of the attribution is what limits), ThreadPoolHealth:Enabled true vs false, each run on a fresh
-# server (2 processors), alternating on/off so machine drift hits both sides. Prints one line per run and
-# the median of each side: throughput, and the server's CPU time per request (user + system, from
-# /proc/PID/stat), which other work on a shared machine disturbs less than it disturbs throughput.
+# server (2 processors), alternating on/off so machine drift hits both sides. Prints one line per run, the
+# median of each side and the median of the pairs' on/off ratios: throughput, and the server's CPU time per
+# request (user + system, from /proc/PID/stat), which other work on a shared machine disturbs less.
 # Usage: scripts/health-overhead-saturation.sh [pairs=3] [duration=10s] [connections=64]
 # APP_DIR=path runs an app already built there instead of building Release.
 set -euo pipefail
@@ -51,4 +51,8 @@ on, off = med["true"], med["false"]
 print(f"median on : {on[0]:.0f} req/s, {on[1]:.2f} us CPU per request")
 print(f"median off: {off[0]:.0f} req/s, {off[1]:.2f} us CPU per request")
 print(f"on vs off : throughput {100 * (on[0] / off[0] - 1):+.2f} %, CPU per request {100 * (on[1] / off[1] - 1):+.2f} %")
+# Runs alternate on, off: each pair shares the machine's state of the moment, so its ratio is the steadier figure.
+pairs = list(zip([r for r in rows if r[0] == "true"], [r for r in rows if r[0] == "false"]))
+ratio = [statistics.median(float(on[i]) / float(off[i]) for on, off in pairs) for i in (1, 2)]
+print(f"per pair  : throughput {100 * (ratio[0] - 1):+.2f} %, CPU per request {100 * (ratio[1] - 1):+.2f} % (medians of the on/off ratios)")
 PY
