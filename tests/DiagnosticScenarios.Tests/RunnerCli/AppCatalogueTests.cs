@@ -1,0 +1,42 @@
+using System.Net.Http.Json;
+using DiagnosticScenarios.Catalogue;
+using DiagnosticScenarios.LoadRunner.Compare;
+using Microsoft.AspNetCore.Mvc.Testing;
+
+namespace DiagnosticScenarios.Tests.RunnerCli;
+
+/// <summary>The runner reads the app's <c>GET /api/scenarios</c> into the lists <c>compare</c> measures.</summary>
+public sealed class AppCatalogueTests(WebApplicationFactory<Program> factory) : IClassFixture<WebApplicationFactory<Program>>
+{
+    [Theory]
+    [InlineData("mock")]
+    [InlineData("sql")]
+    public async Task Family_ListsTheCataloguesBadAndGoodShapes_WithTheFamilysDelay(string name)
+    {
+        var catalogue = await ReadAsync();
+        var expected = ScenarioCatalogue.FindFamily(name)!;
+
+        var family = catalogue.Family(name);
+
+        Assert.Equal(CatalogueData.Shapes(expected), family.Scenarios.Select(s => s.Name));
+        Assert.Equal(expected.DefaultDelayMs, family.DefaultDelayMs);
+        Assert.All(family.Scenarios, s => Assert.NotEqual(Verdict.Baseline, s.Verdict));
+        Assert.Contains(family.Scenarios, s => s.Verdict == Verdict.Good);
+    }
+
+    [Fact]
+    public async Task Family_RefusesAFamilyThatCannotBeLoaded()
+    {
+        var catalogue = await ReadAsync();
+
+        var refused = Assert.Throws<UnknownScenarioException>(() => catalogue.Family("tutorial"));
+
+        Assert.Equal("Unknown family 'tutorial'; known: mock, sql.", refused.Message);
+    }
+
+    private async Task<AppCatalogue> ReadAsync()
+    {
+        using var client = factory.CreateClient();
+        return (await client.GetFromJsonAsync<AppCatalogue>(new Uri("/" + AppCatalogue.Route, UriKind.Relative), CompareJson.Options).DefaultTimeout())!;
+    }
+}
