@@ -15,7 +15,7 @@ public static class CompareRunner
         foreach (var scenario in options.SelectedScenarios)
         {
             await log.WriteLineAsync($"{scenario.Name}: fresh server, {options.Connections} connections for {options.Duration.TotalSeconds:0.#} s ...");
-            var result = await MeasureAsync(options, scenario, cancellationToken);
+            var result = await MeasureAsync(options, scenario, log, cancellationToken);
             await log.WriteLineAsync(
                 $"{scenario.Name}: {result.Load.RequestsPerSecond:0.0} req/s, avg {result.Load.Latency.Average:0} ms, p99 {result.Load.Latency.P99:0} ms, " +
                 $"errors {result.Load.Failures}, threads peak {result.PeakThreads} end {result.ThreadsAtEnd}");
@@ -39,7 +39,8 @@ public static class CompareRunner
     }
 
     /// <summary>Fresh server, one warm-up request, then the load with the thread count sampled once a second and a ping probe alongside.</summary>
-    public static async Task<ScenarioResult> MeasureAsync(ComparisonOptions options, Scenario scenario, CancellationToken cancellationToken = default)
+    /// <param name="log">Told the server's process id as the load starts, so dotnet-stack or dotnet-trace can be pointed at it meanwhile.</param>
+    public static async Task<ScenarioResult> MeasureAsync(ComparisonOptions options, Scenario scenario, TextWriter? log = null, CancellationToken cancellationToken = default)
     {
         ArgumentNullException.ThrowIfNull(options);
         ArgumentNullException.ThrowIfNull(scenario);
@@ -67,6 +68,11 @@ public static class CompareRunner
             Timeout = options.Timeout,
             Rate = 10,
         };
+
+        if (log is not null)
+        {
+            await log.WriteLineAsync(FormattableString.Invariant($"{scenario.Name}: loading server pid {server.ProcessId}"));
+        }
 
         using var sampler = server.SampleThreadCount(TimeSpan.FromSeconds(1));
         var loadRun = LoadGenerator.RunAsync(load, null, cancellationToken);

@@ -1,30 +1,21 @@
+using System.Diagnostics;
+using System.Text;
+
 namespace DiagnosticScenarios.Tests.Sql;
 
 /// <summary>
-/// A test that needs the PostgreSQL of <c>scripts/postgres.sh</c> (<c>POSTGRES_CONNECTION_STRING</c>).
-/// Outside CI a missing PostgreSQL is a visible skip; under <c>CI=true</c> the test runs and fails, because CI must test it.
+/// A test that needs PostgreSQL: the one <c>POSTGRES_CONNECTION_STRING</c> names, or else a throwaway cluster the tests
+/// start from the installed server binaries. With neither, a visible skip outside CI and a failure under <c>CI=true</c>.
 /// </summary>
 public sealed class PostgreSqlFactAttribute : FactAttribute
 {
-    public PostgreSqlFactAttribute()
-    {
-        if (PostgreSqlEnvironment.ConnectionString is null && !PostgreSqlEnvironment.IsCi)
-        {
-            Skip = "POSTGRES_CONNECTION_STRING is not set: run eval \"$(scripts/postgres.sh start)\" first.";
-        }
-    }
+    public PostgreSqlFactAttribute() => Skip = Requirements.SkipUnless(PostgreSqlEnvironment.IsAvailable, PostgreSqlEnvironment.Install);
 }
 
 /// <summary>The data-driven twin of <see cref="PostgreSqlFactAttribute"/>.</summary>
 public sealed class PostgreSqlTheoryAttribute : TheoryAttribute
 {
-    public PostgreSqlTheoryAttribute()
-    {
-        if (PostgreSqlEnvironment.ConnectionString is null && !PostgreSqlEnvironment.IsCi)
-        {
-            Skip = "POSTGRES_CONNECTION_STRING is not set: run eval \"$(scripts/postgres.sh start)\" first.";
-        }
-    }
+    public PostgreSqlTheoryAttribute() => Skip = Requirements.SkipUnless(PostgreSqlEnvironment.IsAvailable, PostgreSqlEnvironment.Install);
 }
 
 /// <summary>A test against a real SQL Server; visibly skipped unless <c>SQLSERVER_CONNECTION_STRING</c> is set (also in CI).</summary>
@@ -41,12 +32,110 @@ public sealed class SqlServerFactAttribute : FactAttribute
 
 internal static class PostgreSqlEnvironment
 {
-    public static string? ConnectionString =>
+    public const string Install =
+        "needs PostgreSQL: apt-get install postgresql (the tests then start a throwaway cluster), or set POSTGRES_CONNECTION_STRING (eval \"$(scripts/postgres.sh start)\")";
+
+    private static readonly Lazy<string> Throwaway = new(StartThrowawayCluster);
+
+    private static string? Configured =>
         Environment.GetEnvironmentVariable("POSTGRES_CONNECTION_STRING") is { Length: > 0 } value ? value : null;
 
-    public static bool IsCi => string.Equals(Environment.GetEnvironmentVariable("CI"), "true", StringComparison.OrdinalIgnoreCase);
+    /// <summary>The newest <c>/usr/lib/postgresql/*/bin</c> with an <c>initdb</c>, as <c>scripts/postgres.sh</c> picks it.</summary>
+    private static bool ServerInstalled =>
+        Directory.Exists("/usr/lib/postgresql") &&
+        Directory.EnumerateDirectories("/usr/lib/postgresql").Any(version => File.Exists(Path.Combine(version, "bin", "initdb")));
 
-    /// <summary>The connection string, or a failure that says how to get one (only reached under CI or when set).</summary>
-    public static string RequireConnectionString() => ConnectionString
-        ?? throw new Xunit.Sdk.XunitException("CI=true but POSTGRES_CONNECTION_STRING is not set: .ci/run must start PostgreSQL with scripts/postgres.sh.");
+    public static bool IsAvailable => Configured is not null || ServerInstalled;
+
+    /// <summary>The data directory of the throwaway cluster once started; null while the configured PostgreSQL is used.</summary>
+    public static string? ThrowawayDataDirectory { get; private set; }
+
+    /// <summary>The connection string, starting the throwaway cluster on first use when none is configured.</summary>
+    public static string RequireConnectionString()
+    {
+        if (Configured is { } configured)
+        {
+            return configured;
+        }
+
+        if (!ServerInstalled)
+        {
+            throw new Xunit.Sdk.XunitException($"CI=true and no PostgreSQL: {Install}.");
+        }
+
+        return Throwaway.Value;
+    }
+
+    // scripts/postgres.sh does what a user does: a cluster in its own directory on a free port, the role and the database.
+    // Removed when the test host exits; a test host that is killed leaves it in the temporary folder.
+    private static string StartThrowawayCluster()
+    {
+        var dataDirectory = Path.Combine(Path.GetTempPath(), $"diagnosticscenarios-pg-{Guid.NewGuid():N}");
+        var exports = PostgresScript.Run("start", dataDirectory);
+        ThrowawayDataDirectory = dataDirectory;
+        AppDomain.CurrentDomain.ProcessExit += (_, _) =>
+        {
+            PostgresScript.Run("stop", dataDirectory);
+            Directory.Delete(dataDirectory, recursive: true);
+        };
+
+        const string prefix = "export POSTGRES_CONNECTION_STRING='";
+        var line = exports.Split('\n').Single(l => l.StartsWith(prefix, StringComparison.Ordinal));
+        return line[prefix.Length..line.LastIndexOf('\'')];
+    }
+}
+
+/// <summary>Runs <c>scripts/postgres.sh</c> from the repository on the cluster the tests use, bounded in time.</summary>
+internal static class PostgresScript
+{
+    private static readonly TimeSpan Timeout = TimeSpan.FromSeconds(90);
+
+    public static Task RunAsync(string verb) => Task.Run(() => Run(verb, PostgreSqlEnvironment.ThrowawayDataDirectory));
+
+    /// <summary>Runs a verb and returns its standard output; <paramref name="dataDirectory"/> null is the script's default cluster.</summary>
+    public static string Run(string verb, string? dataDirectory)
+    {
+        var script = Path.Combine(RepositoryPaths.Root, "scripts", "postgres.sh");
+        var start = new ProcessStartInfo(script, verb) { RedirectStandardOutput = true, RedirectStandardError = true };
+        if (dataDirectory is not null)
+        {
+            start.Environment["POSTGRES_DATA_DIR"] = dataDirectory;
+        }
+
+        var output = new StringBuilder();
+        var error = new StringBuilder();
+        using var process = new Process { StartInfo = start };
+        process.OutputDataReceived += (_, e) => Append(output, e.Data);
+        process.ErrorDataReceived += (_, e) => Append(error, e.Data);
+        process.Start();
+        process.BeginOutputReadLine();
+        process.BeginErrorReadLine();
+        if (!process.WaitForExit(Timeout))
+        {
+            process.Kill(entireProcessTree: true);
+            throw new TimeoutException($"scripts/postgres.sh {verb} did not finish within {Timeout}: {error}");
+        }
+
+        process.WaitForExit(); // flushes the last output events
+        if (process.ExitCode != 0)
+        {
+            throw new InvalidOperationException($"scripts/postgres.sh {verb} exited with {process.ExitCode}: {error}{output}");
+        }
+
+        lock (output)
+        {
+            return output.ToString();
+        }
+    }
+
+    private static void Append(StringBuilder text, string? line)
+    {
+        if (line is not null)
+        {
+            lock (text)
+            {
+                text.Append(line).Append('\n');
+            }
+        }
+    }
 }
