@@ -1,3 +1,5 @@
+using System.Runtime.CompilerServices;
+
 namespace DiagnosticScenarios.Tests;
 
 /// <summary>
@@ -8,8 +10,18 @@ internal static class Requirements
 {
     public static bool IsCi => string.Equals(Environment.GetEnvironmentVariable("CI"), "true", StringComparison.OrdinalIgnoreCase);
 
-    /// <summary>The skip reason for a dependency that is missing here, or null when the test must run.</summary>
-    public static string? SkipUnless(bool available, string install) => available || IsCi ? null : install;
+    /// <summary>
+    /// Skips the test unless its dependency is here or CI runs it. The reason goes into the test's display name too: the
+    /// console of a plain <c>dotnet test</c> lists skipped tests by name, and would not say why.
+    /// </summary>
+    public static void SkipUnless(FactAttribute test, bool available, string install, string method)
+    {
+        if (!available && !IsCi)
+        {
+            test.Skip = install;
+            test.DisplayName = $"{method} [skipped: {install}]";
+        }
+    }
 
     /// <summary>The full path of a program on PATH, or null.</summary>
     public static string? OnPath(string program) =>
@@ -31,7 +43,8 @@ public sealed class ChromiumFactAttribute : FactAttribute
 {
     public const string Install = "needs chromium and chromedriver on PATH: apt-get install chromium chromium-driver";
 
-    public ChromiumFactAttribute() => Skip = Requirements.SkipUnless(Chromium.Browser is not null && Chromium.Driver is not null, Install);
+    public ChromiumFactAttribute([CallerMemberName] string test = "") =>
+        Requirements.SkipUnless(this, Chromium.Browser is not null && Chromium.Driver is not null, Install, test);
 }
 
 internal static class Chromium

@@ -1,4 +1,6 @@
 using System.Diagnostics;
+using System.Globalization;
+using System.Runtime.CompilerServices;
 using System.Text;
 
 namespace DiagnosticScenarios.Tests.Sql;
@@ -9,23 +11,26 @@ namespace DiagnosticScenarios.Tests.Sql;
 /// </summary>
 public sealed class PostgreSqlFactAttribute : FactAttribute
 {
-    public PostgreSqlFactAttribute() => Skip = Requirements.SkipUnless(PostgreSqlEnvironment.IsAvailable, PostgreSqlEnvironment.Install);
+    public PostgreSqlFactAttribute([CallerMemberName] string test = "") =>
+        Requirements.SkipUnless(this, PostgreSqlEnvironment.IsAvailable, PostgreSqlEnvironment.Install, test);
 }
 
 /// <summary>The data-driven twin of <see cref="PostgreSqlFactAttribute"/>.</summary>
 public sealed class PostgreSqlTheoryAttribute : TheoryAttribute
 {
-    public PostgreSqlTheoryAttribute() => Skip = Requirements.SkipUnless(PostgreSqlEnvironment.IsAvailable, PostgreSqlEnvironment.Install);
+    public PostgreSqlTheoryAttribute([CallerMemberName] string test = "") =>
+        Requirements.SkipUnless(this, PostgreSqlEnvironment.IsAvailable, PostgreSqlEnvironment.Install, test);
 }
 
 /// <summary>A test against a real SQL Server; visibly skipped unless <c>SQLSERVER_CONNECTION_STRING</c> is set (also in CI).</summary>
 public sealed class SqlServerFactAttribute : FactAttribute
 {
-    public SqlServerFactAttribute()
+    public SqlServerFactAttribute([CallerMemberName] string test = "")
     {
         if (string.IsNullOrEmpty(Environment.GetEnvironmentVariable("SQLSERVER_CONNECTION_STRING")))
         {
-            Skip = "SQLSERVER_CONNECTION_STRING is not set: start one with scripts/sqlserver.sh (needs Docker).";
+            Skip = "SQLSERVER_CONNECTION_STRING is not set: start one with scripts/sqlserver.sh (needs Docker)";
+            DisplayName = $"{test} [skipped: {Skip}]";
         }
     }
 }
@@ -67,21 +72,38 @@ internal static class PostgreSqlEnvironment
     }
 
     // scripts/postgres.sh does what a user does: a cluster in its own directory on a free port, the role and the database.
-    // Removed when the test host exits; a test host that is killed leaves it in the temporary folder.
     private static string StartThrowawayCluster()
     {
         var dataDirectory = Path.Combine(Path.GetTempPath(), $"diagnosticscenarios-pg-{Guid.NewGuid():N}");
+        RemoveWhenThisProcessEnds(dataDirectory);
         var exports = PostgresScript.Run("start", dataDirectory);
         ThrowawayDataDirectory = dataDirectory;
-        AppDomain.CurrentDomain.ProcessExit += (_, _) =>
-        {
-            PostgresScript.Run("stop", dataDirectory);
-            Directory.Delete(dataDirectory, recursive: true);
-        };
 
         const string prefix = "export POSTGRES_CONNECTION_STRING='";
         var line = exports.Split('\n').Single(l => l.StartsWith(prefix, StringComparison.Ordinal));
         return line[prefix.Length..line.LastIndexOf('\'')];
+    }
+
+    /// <summary>
+    /// A watcher in a session of its own stops the cluster and deletes it once the test host is gone, however it ends
+    /// (a hang timeout kills it without running any handler of its own).
+    /// </summary>
+    private static void RemoveWhenThisProcessEnds(string dataDirectory)
+    {
+        const string watch = """
+            exec </dev/null >/dev/null 2>&1
+            while kill -0 "$1" 2>/dev/null; do sleep 1; done
+            POSTGRES_DATA_DIR="$2" "$3" stop
+            rm -rf "$2"
+            """;
+        var start = new ProcessStartInfo("setsid") { RedirectStandardInput = true, RedirectStandardOutput = true, RedirectStandardError = true };
+        foreach (var argument in new[] { "-f", "bash", "-c", watch, "watch", Environment.ProcessId.ToString(CultureInfo.InvariantCulture), dataDirectory, PostgresScript.Path })
+        {
+            start.ArgumentList.Add(argument);
+        }
+
+        using var watcher = Process.Start(start) ?? throw new InvalidOperationException("Could not start the throwaway cluster's watcher.");
+        watcher.WaitForExit(TimeSpan.FromSeconds(10)); // setsid -f returns once the watcher runs on its own
     }
 }
 
@@ -90,13 +112,14 @@ internal static class PostgresScript
 {
     private static readonly TimeSpan Timeout = TimeSpan.FromSeconds(90);
 
+    public static string Path { get; } = System.IO.Path.Combine(RepositoryPaths.Root, "scripts", "postgres.sh");
+
     public static Task RunAsync(string verb) => Task.Run(() => Run(verb, PostgreSqlEnvironment.ThrowawayDataDirectory));
 
     /// <summary>Runs a verb and returns its standard output; <paramref name="dataDirectory"/> null is the script's default cluster.</summary>
     public static string Run(string verb, string? dataDirectory)
     {
-        var script = Path.Combine(RepositoryPaths.Root, "scripts", "postgres.sh");
-        var start = new ProcessStartInfo(script, verb) { RedirectStandardOutput = true, RedirectStandardError = true };
+        var start = new ProcessStartInfo(Path, verb) { RedirectStandardOutput = true, RedirectStandardError = true };
         if (dataDirectory is not null)
         {
             start.Environment["POSTGRES_DATA_DIR"] = dataDirectory;

@@ -79,10 +79,10 @@ public abstract class SqlLoadAssertions(SqlLoadMeasurements measurements, ITestO
         var figures = SqlLoadMeasurements.Describe(result);
         output.WriteLine($"{measurements.Provider} {figures}");
 
-        // Measured (5 s runs): Embedded 117.9 2xx/s (98 %), PostgreSql 114.3 (95 %) RUN2_SQL_TPUT. A first wave 0.84 s late
+        // Measured in 2 runs of 5 s: Embedded 117.8 and 117.9 2xx/s (98 %), PostgreSql 114.3 and 114.4 (95 %). A first wave 0.84 s late
         // (the latest seen) would still leave 5 waves in 5.84 s: 103 2xx/s, 86 %.
         Assert.True(SqlLoadMeasurements.SuccessesPerSecond(result) >= 0.8 * SqlLoadMeasurements.LimitRequestsPerSecond, $"throughput below 80 % of connections/delay. {figures}");
-        // Measured: median 1001 and 1002 ms (p95 1070 and 1210 ms) RUN2_SQL_MEDIAN.
+        // Measured: median 1001 ms (Embedded) and 1002 ms (PostgreSql) in both runs; p95 1070 and 1210–1220 ms.
         Assert.True(result.Load.Latency.P50 <= 1.2 * SqlLoadMeasurements.DelayMs, $"median {result.Load.Latency.P50:0} ms > 1.2 × delay. {figures}");
         Assert.True(result.Load.Failures == 0, $"failures. {figures}");
     }
@@ -95,7 +95,7 @@ public abstract class SqlLoadAssertions(SqlLoadMeasurements measurements, ITestO
         output.WriteLine($"{measurements.Provider}\n{figures}");
 
         var ratio = SqlLoadMeasurements.SuccessesPerSecond(bad) / SqlLoadMeasurements.SuccessesPerSecond(good);
-        // Measured: 0–0.3 % of async's on both providers RUN2_SQL_RATIO: with two processors and a cold pool the blocked
+        // Measured: 0–0.3 % of async's on both providers in 2 runs of 5 s: with two processors and a cold pool the blocked
         // shapes barely start (see docs/sql.md for why); at 30 s they reached 0–14 % (Embedded) and 7–18 % (PostgreSql).
         Assert.True(ratio <= 1.0 / 3, $"{scenario}: {ratio:P0} of async's throughput, more than a third. {figures}");
     }
