@@ -28,7 +28,7 @@ public static class CompareRunner
             {
                 server ??= await StartServerAsync(options, cancellationToken);
                 await log.WriteLineAsync($"{scenario.Name}: fresh server, {options.Connections} connections for {options.Duration.TotalSeconds:0.#} s ...");
-                var result = await MeasureAsync(server, options, scenario, delayMs, cancellationToken);
+                var result = await MeasureAsync(server, options, scenario, delayMs, log, cancellationToken);
                 await server.DisposeAsync();
                 server = null;
                 await log.WriteLineAsync(
@@ -62,7 +62,8 @@ public static class CompareRunner
     }
 
     /// <summary>One warm-up request, then the load with the thread count sampled once a second and a ping probe alongside.</summary>
-    private static async Task<ScenarioResult> MeasureAsync(ServerProcess server, ComparisonOptions options, Scenario scenario, int delayMs, CancellationToken cancellationToken)
+    /// <param name="log">Told the server's process id as the load starts, so dotnet-stack or dotnet-trace can be pointed at it meanwhile.</param>
+    private static async Task<ScenarioResult> MeasureAsync(ServerProcess server, ComparisonOptions options, Scenario scenario, int delayMs, TextWriter log, CancellationToken cancellationToken)
     {
         var url = scenario.Url(server.BaseAddress, delayMs);
         await WarmUpAsync(url, options.Timeout, cancellationToken);
@@ -79,6 +80,7 @@ public static class CompareRunner
             Rate = 10,
         };
 
+        await log.WriteLineAsync(FormattableString.Invariant($"{scenario.Name}: loading server pid {server.ProcessId}"));
         using var sampler = server.SampleThreadCount(TimeSpan.FromSeconds(1));
         var loadRun = LoadGenerator.RunAsync(load, null, cancellationToken);
         var pingRun = LoadGenerator.RunAsync(ping, null, cancellationToken);

@@ -1,16 +1,24 @@
 using System.Net;
+using DiagnosticScenarios.Scenarios;
+using DiagnosticScenarios.Tests.Load;
 using Microsoft.AspNetCore.Mvc.Testing;
+using Microsoft.Extensions.DependencyInjection;
 
 namespace DiagnosticScenarios.Tests.Functional;
 
-/// <summary>The per-process bounds of Microsoft's tutorial scenarios, each on an app instance of its own.</summary>
+/// <summary>
+/// The per-process bounds of Microsoft's tutorial scenarios. Each changes state the whole process keeps (a deadlock that
+/// never ends, a static cache of leaked memory), so the class runs alone.
+/// </summary>
+[Collection(ProcessWideStateCollection.Name)]
 public sealed class TutorialScenarioStateTests
 {
     [Fact]
     public async Task Deadlock_AnswersSuccessOnce_ThenConflictAtOnce()
     {
-        await using var factory = new WebApplicationFactory<Program>();
-        using var client = factory.CreateClient();
+        // A server process of its own: the 302 deadlocked threads can never be released, and end only with that process.
+        await using var server = await LoadExperiment.StartServerAsync();
+        using var client = new HttpClient { BaseAddress = server.BaseAddress };
 
         using var first = await client.GetAsync(new Uri("/api/diagscenario/deadlock", UriKind.Relative)).DefaultTimeout();
         using var second = await client.GetAsync(new Uri("/api/diagscenario/deadlock", UriKind.Relative)).TimeoutAfter(TimeSpan.FromSeconds(2));
@@ -27,10 +35,13 @@ public sealed class TutorialScenarioStateTests
         await using var factory = new WebApplicationFactory<Program>()
             .WithWebHostBuilder(builder => builder.UseSetting("Scenarios:MemLeakCapKb", "10"));
         using var client = factory.CreateClient();
+        var leak = factory.Services.GetRequiredService<MemoryLeakScenario>();
+        var leakedBefore = leak.LeakedKb;
 
-        using var response = await client.GetAsync(new Uri("/api/diagscenario/memleak/11", UriKind.Relative)).DefaultTimeout();
+        using var response = await client.GetAsync(new Uri($"/api/diagscenario/memleak/{11 - leakedBefore}", UriKind.Relative)).DefaultTimeout();
 
         var problem = await ProblemDetailsAssert.IsProblemAsync(response, HttpStatusCode.Conflict);
         Assert.Contains("cap of 10 KB", problem.GetProperty("detail").GetString(), StringComparison.Ordinal);
+        Assert.Equal(leakedBefore, leak.LeakedKb);
     }
 }

@@ -4,37 +4,27 @@ using DiagnosticScenarios.Catalogue;
 using DiagnosticScenarios.LoadRunner.Compare;
 using DiagnosticScenarios.LoadRunner.Load;
 using DiagnosticScenarios.LoadRunner.Server;
-using Xunit.Abstractions;
 
 namespace DiagnosticScenarios.Tests.Load;
 
-/// <summary>
-/// One measurement as <c>compare</c> takes it: a fresh server process (cold pool, <c>DOTNET_PROCESSOR_COUNT=2</c>),
-/// one warm-up request, then 125 connections from a load-runner process of its own for a bounded time, with the server's thread count
-/// sampled and a ping probe alongside.
-/// </summary>
+/// <summary>The mock family's experiment: 125 connections on a 500 ms query, each scenario on a fresh server pinned to two processors.</summary>
 internal static class LoadExperiment
 {
     public const int Connections = 125;
     public const int DelayMs = 500;
 
-    /// <summary>For comparisons: long enough for the async pattern to settle at its limit while the cold pool of a blocking one has barely grown.</summary>
-    public static readonly TimeSpan Duration = TimeSpan.FromSeconds(5);
-
     /// <summary>
-    /// For absolute bounds (p95, share of the limit), as long as compare's default: a half-second stall of a shared machine
-    /// delays the 125 requests in flight, 10 % of a 5 s run's answers but 5 % of a 10 s run's, so it cannot decide a p95 alone.
+    /// Eight waves of the async pattern at its limit, while the cold pool of a blocking one has barely grown: the mock
+    /// queries need no connection, so the async pattern is at its limit from the first wave.
     /// </summary>
-    public static readonly TimeSpan SteadyStateDuration = TimeSpan.FromSeconds(10);
+    public static readonly TimeSpan Duration = TimeSpan.FromSeconds(4);
 
     /// <summary>
     /// A request unanswered after this long counts as a timeout, and the run waits no longer for requests in flight:
-    /// every measurement ends within 5 + 3 s. Six delays: an answer that late is starvation, not noise.
+    /// every measurement ends within 4 + 2 s. Four delays: an answer that late is starvation, not noise (taskasyncwait's
+    /// slowest answer in the runs noted in StarvationLoadTests was under 0.6 s).
     /// </summary>
-    public static readonly TimeSpan RequestTimeout = TimeSpan.FromSeconds(3);
-
-    /// <summary>Start, warm-up, load, drain and stop, with room for a loaded CI machine.</summary>
-    public static readonly TimeSpan MeasurementTimeout = TimeSpan.FromSeconds(60);
+    public static readonly TimeSpan RequestTimeout = TimeSpan.FromSeconds(2);
 
     public static string AppPath { get; } = typeof(LoadExperiment).Assembly
         .GetCustomAttributes<AssemblyMetadataAttribute>()
@@ -45,27 +35,9 @@ internal static class LoadExperiment
     /// <summary>Physical limit of the closed loop: every connection busy with one query at a time.</summary>
     public static double LimitRequestsPerSecond => Connections * 1000.0 / DelayMs;
 
-    public static async Task<ScenarioResult> MeasureAsync(string scenario, ITestOutputHelper output, int? minWorkerThreads = null, TimeSpan? duration = null)
-    {
-        var options = new ComparisonOptions
-        {
-            AppPath = AppPath,
-            Family = Mock,
-            Connections = Connections,
-            Duration = duration ?? Duration,
-            Timeout = RequestTimeout,
-            ProcessorCount = 2,
-            MinWorkerThreads = minWorkerThreads,
-            DelayMs = DelayMs,
-        };
-        var result = await RunnerProcess.MeasureAsync(options, scenario, MeasurementTimeout);
-        output.WriteLine(Describe(result));
-        return result;
-    }
-
     /// <summary>Starts a fresh server for a test that sends its own requests.</summary>
     public static Task<ServerProcess> StartServerAsync() =>
-        ServerProcess.StartAsync(new ServerOptions { AppPath = AppPath, ProcessorCount = 2 }).WaitAsync(MeasurementTimeout);
+        ServerProcess.StartAsync(new ServerOptions { AppPath = AppPath, ProcessorCount = 2 }).WaitAsync(MeasurementCache.MeasurementTimeout);
 
     /// <summary>Every figure an assertion may use, so a failure on CI can be read without a rerun.</summary>
     public static string Describe(ScenarioResult r) => Describe(r, LimitRequestsPerSecond);
@@ -90,4 +62,23 @@ internal static class LoadExperiment
         File.Exists("/proc/loadavg") ? string.Join(' ', File.ReadAllText("/proc/loadavg").Split(' ').Take(3)) : "n/a";
 
     public static string Describe(LoadReport report) => RunSummary.Render(report);
+}
+
+/// <summary>
+/// The mock family measured as <c>compare</c> measures it: a fresh server process (cold pool, <c>DOTNET_PROCESSOR_COUNT=2</c>),
+/// one warm-up request, then 125 connections from a load-runner process of its own for a bounded time, with the server's
+/// thread count sampled and a ping probe alongside.
+/// </summary>
+public sealed class MockLoadMeasurements : MeasurementCache
+{
+    protected override ComparisonOptions Options { get; } = new()
+    {
+        AppPath = LoadExperiment.AppPath,
+        Family = LoadExperiment.Mock,
+        Connections = LoadExperiment.Connections,
+        Duration = LoadExperiment.Duration,
+        Timeout = LoadExperiment.RequestTimeout,
+        ProcessorCount = 2,
+        DelayMs = LoadExperiment.DelayMs,
+    };
 }

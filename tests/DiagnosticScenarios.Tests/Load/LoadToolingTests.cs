@@ -7,6 +7,7 @@ namespace DiagnosticScenarios.Tests.Load;
 
 /// <summary>The commands the README and docs/load-testing.md show, run for real on short loads.</summary>
 [Collection(LoadCollectionDefinition.Name)]
+[Trait(TestCategory.Name, TestCategory.Load)]
 public sealed class LoadToolingTests : IDisposable
 {
     private static readonly TimeSpan TestTimeout = TimeSpan.FromSeconds(90);
@@ -25,12 +26,12 @@ public sealed class LoadToolingTests : IDisposable
         Assert.True(exitCode == 0, error.ToString());
         Assert.Contains("| taskasyncwait | GOOD |", output.ToString(), StringComparison.Ordinal);
         Assert.Contains("| taskwait | BAD |", output.ToString(), StringComparison.Ordinal);
-        Assert.Contains("![", await File.ReadAllTextAsync(Path.Combine(_out, "compare.md")), StringComparison.Ordinal);
-        var svg = await File.ReadAllTextAsync(Path.Combine(_out, "compare.svg"));
+        Assert.Contains("![", await File.ReadAllTextAsync(Path.Combine(_out, "compare.md")).DefaultTimeout(), StringComparison.Ordinal);
+        var svg = await File.ReadAllTextAsync(Path.Combine(_out, "compare.svg")).DefaultTimeout();
         Assert.Contains("<polyline", svg, StringComparison.Ordinal);
         Assert.Contains("taskasyncwait (GOOD)", svg, StringComparison.Ordinal);
         Assert.Contains("taskwait (BAD)", svg, StringComparison.Ordinal);
-        using var json = JsonDocument.Parse(await File.ReadAllTextAsync(Path.Combine(_out, "compare.json")));
+        using var json = JsonDocument.Parse(await File.ReadAllTextAsync(Path.Combine(_out, "compare.json")).DefaultTimeout());
         var results = json.RootElement.GetProperty("results");
         Assert.Equal(2, results.GetArrayLength());
         Assert.All(results.EnumerateArray(), r => Assert.True(r.GetProperty("threads").GetArrayLength() >= 2, "thread count sampled once a second"));
@@ -41,7 +42,7 @@ public sealed class LoadToolingTests : IDisposable
     {
         // hey is one of the tools .ci/run installs, so under CI it must be there (a missing hey fails the test); elsewhere the
         // script's own fallback, the load runner, stands in.
-        var tool = Environment.GetEnvironmentVariable("CI") == "true" || OnPath("hey") ? "hey" : "runner";
+        var tool = Requirements.IsCi || Requirements.OnPath("hey") is not null ? "hey" : "runner";
         await using var server = await ServerProcess.StartAsync(new ServerOptions { AppPath = LoadExperiment.AppPath }).WaitAsync(TestTimeout);
         var script = Path.Combine(RepositoryPaths.Root, "scripts", "load.sh");
         var start = new ProcessStartInfo("bash") { RedirectStandardOutput = true, RedirectStandardError = true, WorkingDirectory = Path.GetTempPath() };
@@ -64,7 +65,4 @@ public sealed class LoadToolingTests : IDisposable
     }
 
     public void Dispose() => Directory.Delete(_out, recursive: true);
-
-    private static bool OnPath(string program) =>
-        (Environment.GetEnvironmentVariable("PATH") ?? string.Empty).Split(Path.PathSeparator).Any(dir => File.Exists(Path.Combine(dir, program)));
 }

@@ -1,6 +1,8 @@
 using System.Diagnostics;
 using System.Globalization;
+using System.Text;
 using System.Text.Json;
+using System.Text.RegularExpressions;
 using DiagnosticScenarios.LoadRunner.Compare;
 
 namespace DiagnosticScenarios.Tests.Load;
@@ -10,7 +12,7 @@ namespace DiagnosticScenarios.Tests.Load;
 /// shares nothing with the test host (its thread pool, its heap and the apps earlier tests started in it): a GC pause
 /// or a pool hiccup there once stalled the in-process load generator for half a second mid-run.
 /// </summary>
-internal static class RunnerProcess
+internal static partial class RunnerProcess
 {
     private static readonly string RunnerPath = Path.Combine(AppContext.BaseDirectory, "DiagnosticScenarios.LoadRunner.dll");
 
@@ -22,21 +24,36 @@ internal static class RunnerProcess
             using var runner = Process.Start(StartInfo(options, scenario, output.FullName))
                 ?? throw new InvalidOperationException("dotnet did not start the load runner.");
             var stdout = runner.StandardOutput.ReadToEndAsync();
-            var stderr = runner.StandardError.ReadToEndAsync();
+            var log = new StringBuilder();
+            int? serverProcessId = null;
+            var finished = Task.Run(async () =>
+            {
+                while (await runner.StandardError.ReadLineAsync() is { } line)
+                {
+                    log.AppendLine(line);
+                    if (LoadingServer().Match(line) is { Success: true } loading)
+                    {
+                        // The load is on from here until the runner exits: the place for anything to do meanwhile.
+                        serverProcessId = int.Parse(loading.Groups[1].Value, CultureInfo.InvariantCulture);
+                    }
+                }
+
+                await runner.WaitForExitAsync();
+            });
             try
             {
-                await runner.WaitForExitAsync().WaitAsync(timeout);
+                await finished.WaitAsync(timeout);
             }
             catch (TimeoutException)
             {
                 // The runner's server is its child: the whole tree goes.
                 runner.Kill(entireProcessTree: true);
-                throw new TimeoutException($"compare --scenarios {scenario} did not finish within {timeout}:\n{await stdout}\n{await stderr}");
+                throw new TimeoutException($"compare --scenarios {scenario} (server pid {serverProcessId?.ToString(CultureInfo.InvariantCulture) ?? "not started"}) did not finish within {timeout}:\n{log}");
             }
 
             if (runner.ExitCode != 0)
             {
-                throw new InvalidOperationException($"compare --scenarios {scenario} exited with {runner.ExitCode}:\n{await stdout}\n{await stderr}");
+                throw new InvalidOperationException($"compare --scenarios {scenario} exited with {runner.ExitCode}:\n{await stdout}\n{log}");
             }
 
             await using var json = File.OpenRead(Path.Combine(output.FullName, "compare.json"));
@@ -95,6 +112,9 @@ internal static class RunnerProcess
 
         return start;
     }
+
+    [GeneratedRegex(@": loading server pid (\d+)$")]
+    private static partial Regex LoadingServer();
 
     private static string Invariant(double value) => value.ToString(CultureInfo.InvariantCulture);
 }

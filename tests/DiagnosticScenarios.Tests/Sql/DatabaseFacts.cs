@@ -1,52 +1,164 @@
+using System.Diagnostics;
+using System.Globalization;
+using System.Runtime.CompilerServices;
+using System.Text;
+
 namespace DiagnosticScenarios.Tests.Sql;
 
 /// <summary>
-/// A test that needs the PostgreSQL of <c>scripts/postgres.sh</c> (<c>POSTGRES_CONNECTION_STRING</c>).
-/// Outside CI a missing PostgreSQL is a visible skip; under <c>CI=true</c> the test runs and fails, because CI must test it.
+/// A test that needs PostgreSQL: the one <c>POSTGRES_CONNECTION_STRING</c> names, or else a throwaway cluster the tests
+/// start from the installed server binaries. With neither, a visible skip outside CI and a failure under <c>CI=true</c>.
 /// </summary>
 public sealed class PostgreSqlFactAttribute : FactAttribute
 {
-    public PostgreSqlFactAttribute()
-    {
-        if (PostgreSqlEnvironment.ConnectionString is null && !PostgreSqlEnvironment.IsCi)
-        {
-            Skip = "POSTGRES_CONNECTION_STRING is not set: run eval \"$(scripts/postgres.sh start)\" first.";
-        }
-    }
+    public PostgreSqlFactAttribute([CallerMemberName] string test = "") =>
+        Requirements.SkipUnless(this, PostgreSqlEnvironment.IsAvailable, PostgreSqlEnvironment.Install, test);
 }
 
 /// <summary>The data-driven twin of <see cref="PostgreSqlFactAttribute"/>.</summary>
 public sealed class PostgreSqlTheoryAttribute : TheoryAttribute
 {
-    public PostgreSqlTheoryAttribute()
-    {
-        if (PostgreSqlEnvironment.ConnectionString is null && !PostgreSqlEnvironment.IsCi)
-        {
-            Skip = "POSTGRES_CONNECTION_STRING is not set: run eval \"$(scripts/postgres.sh start)\" first.";
-        }
-    }
+    public PostgreSqlTheoryAttribute([CallerMemberName] string test = "") =>
+        Requirements.SkipUnless(this, PostgreSqlEnvironment.IsAvailable, PostgreSqlEnvironment.Install, test);
 }
 
 /// <summary>A test against a real SQL Server; visibly skipped unless <c>SQLSERVER_CONNECTION_STRING</c> is set (also in CI).</summary>
 public sealed class SqlServerFactAttribute : FactAttribute
 {
-    public SqlServerFactAttribute()
+    public SqlServerFactAttribute([CallerMemberName] string test = "")
     {
         if (string.IsNullOrEmpty(Environment.GetEnvironmentVariable("SQLSERVER_CONNECTION_STRING")))
         {
-            Skip = "SQLSERVER_CONNECTION_STRING is not set: start one with scripts/sqlserver.sh (needs Docker).";
+            Skip = "SQLSERVER_CONNECTION_STRING is not set: start one with scripts/sqlserver.sh (needs Docker)";
+            DisplayName = $"{test} [skipped: {Skip}]";
         }
     }
 }
 
 internal static class PostgreSqlEnvironment
 {
-    public static string? ConnectionString =>
+    public const string Install =
+        "needs PostgreSQL: apt-get install postgresql (the tests then start a throwaway cluster), or set POSTGRES_CONNECTION_STRING (eval \"$(scripts/postgres.sh start)\")";
+
+    private static readonly Lazy<string> Throwaway = new(StartThrowawayCluster);
+
+    private static string? Configured =>
         Environment.GetEnvironmentVariable("POSTGRES_CONNECTION_STRING") is { Length: > 0 } value ? value : null;
 
-    public static bool IsCi => string.Equals(Environment.GetEnvironmentVariable("CI"), "true", StringComparison.OrdinalIgnoreCase);
+    /// <summary>The newest <c>/usr/lib/postgresql/*/bin</c> with an <c>initdb</c>, as <c>scripts/postgres.sh</c> picks it.</summary>
+    private static bool ServerInstalled =>
+        Directory.Exists("/usr/lib/postgresql") &&
+        Directory.EnumerateDirectories("/usr/lib/postgresql").Any(version => File.Exists(Path.Combine(version, "bin", "initdb")));
 
-    /// <summary>The connection string, or a failure that says how to get one (only reached under CI or when set).</summary>
-    public static string RequireConnectionString() => ConnectionString
-        ?? throw new Xunit.Sdk.XunitException("CI=true but POSTGRES_CONNECTION_STRING is not set: .ci/run must start PostgreSQL with scripts/postgres.sh.");
+    public static bool IsAvailable => Configured is not null || ServerInstalled;
+
+    /// <summary>The data directory of the throwaway cluster once started; null while the configured PostgreSQL is used.</summary>
+    public static string? ThrowawayDataDirectory { get; private set; }
+
+    /// <summary>The connection string, starting the throwaway cluster on first use when none is configured.</summary>
+    public static string RequireConnectionString()
+    {
+        if (Configured is { } configured)
+        {
+            return configured;
+        }
+
+        if (!ServerInstalled)
+        {
+            throw new Xunit.Sdk.XunitException($"CI=true and no PostgreSQL: {Install}.");
+        }
+
+        return Throwaway.Value;
+    }
+
+    // scripts/postgres.sh does what a user does: a cluster in its own directory on a free port, the role and the database.
+    private static string StartThrowawayCluster()
+    {
+        var dataDirectory = Path.Combine(Path.GetTempPath(), $"diagnosticscenarios-pg-{Guid.NewGuid():N}");
+        RemoveWhenThisProcessEnds(dataDirectory);
+        var exports = PostgresScript.Run("start", dataDirectory);
+        ThrowawayDataDirectory = dataDirectory;
+
+        const string prefix = "export POSTGRES_CONNECTION_STRING='";
+        var line = exports.Split('\n').Single(l => l.StartsWith(prefix, StringComparison.Ordinal));
+        return line[prefix.Length..line.LastIndexOf('\'')];
+    }
+
+    /// <summary>
+    /// A watcher in a session of its own stops the cluster and deletes it once the test host is gone, however it ends
+    /// (a hang timeout kills it without running any handler of its own).
+    /// </summary>
+    private static void RemoveWhenThisProcessEnds(string dataDirectory)
+    {
+        const string watch = """
+            exec </dev/null >/dev/null 2>&1
+            while kill -0 "$1" 2>/dev/null; do sleep 1; done
+            POSTGRES_DATA_DIR="$2" "$3" stop
+            rm -rf "$2"
+            """;
+        var start = new ProcessStartInfo("setsid") { RedirectStandardInput = true, RedirectStandardOutput = true, RedirectStandardError = true };
+        foreach (var argument in new[] { "-f", "bash", "-c", watch, "watch", Environment.ProcessId.ToString(CultureInfo.InvariantCulture), dataDirectory, PostgresScript.Path })
+        {
+            start.ArgumentList.Add(argument);
+        }
+
+        using var watcher = Process.Start(start) ?? throw new InvalidOperationException("Could not start the throwaway cluster's watcher.");
+        watcher.WaitForExit(TimeSpan.FromSeconds(10)); // setsid -f returns once the watcher runs on its own
+    }
+}
+
+/// <summary>Runs <c>scripts/postgres.sh</c> from the repository on the cluster the tests use, bounded in time.</summary>
+internal static class PostgresScript
+{
+    private static readonly TimeSpan Timeout = TimeSpan.FromSeconds(90);
+
+    public static string Path { get; } = System.IO.Path.Combine(RepositoryPaths.Root, "scripts", "postgres.sh");
+
+    public static Task RunAsync(string verb) => Task.Run(() => Run(verb, PostgreSqlEnvironment.ThrowawayDataDirectory));
+
+    /// <summary>Runs a verb and returns its standard output; <paramref name="dataDirectory"/> null is the script's default cluster.</summary>
+    public static string Run(string verb, string? dataDirectory)
+    {
+        var start = new ProcessStartInfo(Path, verb) { RedirectStandardOutput = true, RedirectStandardError = true };
+        if (dataDirectory is not null)
+        {
+            start.Environment["POSTGRES_DATA_DIR"] = dataDirectory;
+        }
+
+        var output = new StringBuilder();
+        var error = new StringBuilder();
+        using var process = new Process { StartInfo = start };
+        process.OutputDataReceived += (_, e) => Append(output, e.Data);
+        process.ErrorDataReceived += (_, e) => Append(error, e.Data);
+        process.Start();
+        process.BeginOutputReadLine();
+        process.BeginErrorReadLine();
+        if (!process.WaitForExit(Timeout))
+        {
+            process.Kill(entireProcessTree: true);
+            throw new TimeoutException($"scripts/postgres.sh {verb} did not finish within {Timeout}: {error}");
+        }
+
+        process.WaitForExit(); // flushes the last output events
+        if (process.ExitCode != 0)
+        {
+            throw new InvalidOperationException($"scripts/postgres.sh {verb} exited with {process.ExitCode}: {error}{output}");
+        }
+
+        lock (output)
+        {
+            return output.ToString();
+        }
+    }
+
+    private static void Append(StringBuilder text, string? line)
+    {
+        if (line is not null)
+        {
+            lock (text)
+            {
+                text.Append(line).Append('\n');
+            }
+        }
+    }
 }

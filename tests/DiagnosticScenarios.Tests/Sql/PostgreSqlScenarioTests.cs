@@ -58,7 +58,7 @@ public sealed class PostgreSqlScenarioTests(PostgreSqlAppFactory factory)
         using var warm = await client.GetAsync(new Uri("/api/sqlscenario/async?delayMs=0", UriKind.Relative)).WaitAsync(Timeout);
         Assert.Equal(HttpStatusCode.OK, warm.StatusCode);
 
-        await PostgresScript.RunAsync("stop");
+        await PostgresScript.RunAsync("stop").TimeoutAfter(TimeSpan.FromSeconds(120));
         try
         {
             foreach (var name in new[] { "sync", "async", "wait" })
@@ -78,7 +78,7 @@ public sealed class PostgreSqlScenarioTests(PostgreSqlAppFactory factory)
         }
         finally
         {
-            await PostgresScript.RunAsync("start");
+            await PostgresScript.RunAsync("start").TimeoutAfter(TimeSpan.FromSeconds(120));
         }
 
         foreach (var name in new[] { "sync", "async" })

@@ -7,6 +7,7 @@ namespace DiagnosticScenarios.Tests.ThreadPoolHealth;
 
 /// <summary>The page's load control starts the real load runner as a child process of the app.</summary>
 [Collection(LoadCollectionDefinition.Name)]
+[Trait(TestCategory.Name, TestCategory.Load)]
 public sealed class LoadControlTests
 {
     private static readonly TimeSpan Timeout = TimeSpan.FromSeconds(60);
@@ -39,10 +40,12 @@ public sealed class LoadControlTests
         {
             var status = await client.GetFromJsonAsync<JsonElement>(new Uri("/api/threadpool/load", UriKind.Relative)).WaitAsync(Timeout);
             var current = status.GetProperty("current");
-            if (!current.GetProperty("running").GetBoolean() || DateTime.UtcNow > deadline)
+            if (!current.GetProperty("running").GetBoolean())
             {
                 return current;
             }
+
+            Assert.True(DateTime.UtcNow < deadline, $"the load run was still running after {Timeout}: {current}");
 
             await Task.Delay(500);
         }

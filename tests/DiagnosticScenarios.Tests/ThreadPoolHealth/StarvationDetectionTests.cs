@@ -6,6 +6,7 @@ namespace DiagnosticScenarios.Tests.ThreadPoolHealth;
 
 /// <summary>The detector against a real, starved server in its own process (two processors, fresh pool per test).</summary>
 [Collection(LoadCollectionDefinition.Name)]
+[Trait(TestCategory.Name, TestCategory.Load)]
 public sealed class StarvationDetectionTests
 {
     private static readonly TimeSpan Timeout = TimeSpan.FromSeconds(60);

@@ -1,0 +1,11 @@
+namespace DiagnosticScenarios.Tests;
+
+/// <summary>
+/// Tests that change something the whole test host shares (the thread pool's minimum, a static count of leaked memory).
+/// The collection runs alone, after the parallel tests, so no other test sees the change while it lasts.
+/// </summary>
+[CollectionDefinition(Name, DisableParallelization = true)]
+public sealed class ProcessWideStateCollection
+{
+    public const string Name = "Process-wide state";
+}
