@@ -1,6 +1,7 @@
 using DiagnosticScenarios.Infrastructure;
 using DiagnosticScenarios.Scenarios;
 using DiagnosticScenarios.Sql;
+using DiagnosticScenarios.StackCapture;
 using DiagnosticScenarios.ThreadPoolHealth;
 
 var builder = WebApplication.CreateBuilder(args);
@@ -16,6 +17,7 @@ builder.Services.AddSqlScenarios(builder.Configuration);
 
 // The starvation detector, per-endpoint attribution, the DiagnosticScenarios meter and the page's load control.
 builder.Services.AddThreadPoolHealth(builder.Configuration);
+builder.Services.AddStackCapture(builder.Configuration);
 
 // OpenAPI document at /openapi/v1.json; Swagger UI reads it at /swagger.
 builder.Services.AddOpenApi();
@@ -31,6 +33,7 @@ app.UseSwaggerUI(options => options.SwaggerEndpoint("/openapi/v1.json", "Diagnos
 
 // The live page at / and the /api/threadpool API; attribution times every routed request after it.
 app.MapThreadPoolHealth();
+app.MapStackCapture();
 app.UseEndpointAttribution();
 
 app.MapControllers();

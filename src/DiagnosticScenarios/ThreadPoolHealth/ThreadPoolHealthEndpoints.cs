@@ -188,10 +188,10 @@ public static class ThreadPoolHealthEndpoints
         long.TryParse(value, NumberStyles.None, CultureInfo.InvariantCulture, out var sequence) ? sequence : null;
 
     // The workaround and the load control change how the whole process behaves: only for a developer at the machine.
-    private static bool IsAllowed(HttpContext context, IHostEnvironment environment) =>
+    internal static bool IsAllowed(HttpContext context, IHostEnvironment environment) =>
         environment.IsDevelopment() || context.Connection.RemoteIpAddress is { } remote && IPAddress.IsLoopback(remote);
 
-    private static ProblemHttpResult Forbidden(HttpContext context) =>
+    internal static ProblemHttpResult Forbidden(HttpContext context) =>
         TypedResults.Problem(statusCode: StatusCodes.Status403Forbidden, title: "Only from this machine or in Development.",
             detail: $"{context.Request.Method} {context.Request.Path} changes the whole process; it answers loopback clients, or any client when ASPNETCORE_ENVIRONMENT is Development.");
 }

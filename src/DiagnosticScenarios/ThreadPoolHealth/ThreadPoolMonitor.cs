@@ -1,4 +1,5 @@
 using System.Diagnostics;
+using DiagnosticScenarios.StackCapture;
 using Microsoft.Extensions.Options;
 
 namespace DiagnosticScenarios.ThreadPoolHealth;
@@ -15,6 +16,7 @@ public sealed partial class ThreadPoolMonitor : IHostedService, IDisposable
     private readonly ThreadPoolHealthOptions _options;
     private readonly EndpointAttribution _attribution;
     private readonly ILogger<ThreadPoolMonitor> _logger;
+    private readonly StackCaptureService _stackCapture;
     private readonly QueueDelayProbe _probe;
     private readonly HealthSample?[] _ring;
     private readonly Lock _ringLock = new();
@@ -25,8 +27,9 @@ public sealed partial class ThreadPoolMonitor : IHostedService, IDisposable
     private long _lastWarning = long.MinValue;
     private long _lastCompletedWorkItems;
 
-    public ThreadPoolMonitor(IOptions<ThreadPoolHealthOptions> options, EndpointAttribution attribution, HealthMetrics metrics, ILogger<ThreadPoolMonitor> logger)
+    public ThreadPoolMonitor(IOptions<ThreadPoolHealthOptions> options, EndpointAttribution attribution, HealthMetrics metrics, ILogger<ThreadPoolMonitor> logger, StackCaptureService stackCapture)
     {
+        _stackCapture = stackCapture;
         _options = options.Value;
         _attribution = attribution;
         _logger = logger;
@@ -208,6 +211,7 @@ public sealed partial class ThreadPoolMonitor : IHostedService, IDisposable
                 ? $"{h.Route} ({h.HoldingThread} holding now, none finished yet)"
                 : $"{h.Route} ({h.HoldingThread} holding now, hold p95 {h.HoldTime.P95Ms} ms)"));
         LogStarvation(_logger, queueDelayMs, ThreadPool.ThreadCount, ThreadPool.PendingWorkItemCount, named);
+        _stackCapture.OnStarvation();
     }
 
     [LoggerMessage(EventId = 5001, Level = LogLevel.Warning,
