@@ -95,9 +95,10 @@ public static class WaitAnalyzer
         return new WaitAnalysis(0, Math.Round(endMs, 1), starts, poolWaits.Count, sites);
     }
 
-    // A call site is the app line and the blocking call it made; a wait from framework code alone is told apart by its top frames.
+    // A call site is the app line and the kind of blocking call it made: the frame names of one call change as the JIT
+    // re-compiles and inlines (Task`1.get_Result, then Task`1.GetResultCore). A wait from framework code alone is told apart by its top frames.
     private static string SiteKey(IReadOnlyList<string> appFrames, BlockingFrame? blocking, IReadOnlyList<string> frames) =>
-        string.Join('|', appFrames) + "#" + (blocking?.Frame ?? "") + (appFrames.Count == 0 ? "#" + string.Join('|', frames.Take(6)) : "");
+        string.Join('|', appFrames) + "#" + blocking?.Kind + (appFrames.Count == 0 ? "#" + string.Join('|', frames.Take(6)) : "");
 
     private static List<string> Frames(TraceEvent data)
     {

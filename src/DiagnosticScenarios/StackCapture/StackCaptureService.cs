@@ -134,13 +134,14 @@ public sealed partial class StackCaptureService : IDisposable
         {
             var snapshot = StackSnapshots.Capture(Environment.ProcessId);
             var top = snapshot.TopBlockedPoolGroup();
+            var milliseconds = Math.Round(snapshot.CaptureMs + snapshot.AnalysisMs);
             if (top is null)
             {
-                LogNoBlockedGroup(_logger, trigger, snapshot.PoolThreadCount, snapshot.CaptureMs + snapshot.AnalysisMs);
+                LogNoBlockedGroup(_logger, trigger, snapshot.PoolThreadCount, milliseconds);
             }
             else
             {
-                LogTopGroup(_logger, trigger, top.Describe(snapshot.PoolThreadCount), snapshot.CaptureMs + snapshot.AnalysisMs);
+                LogTopGroup(_logger, trigger, top.Describe(snapshot.PoolThreadCount), milliseconds);
             }
 
             return new StackCaptureResult(trigger, requestedAt, snapshot, null);
