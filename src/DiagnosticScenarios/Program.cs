@@ -5,6 +5,7 @@ using DiagnosticScenarios.Infrastructure;
 using DiagnosticScenarios.LivePage;
 using DiagnosticScenarios.Scenarios;
 using DiagnosticScenarios.Sql;
+using DiagnosticScenarios.StackCapture;
 
 var builder = WebApplication.CreateBuilder(args);
 
@@ -23,6 +24,9 @@ builder.Services.AddDetection(builder.Configuration);
 // The process controls: the SetMinThreads workaround and the load launch.
 builder.Services.AddControls(builder.Configuration);
 
+// The stack capture: who holds the pool threads, taken on starvation or on request, off the pool.
+builder.Services.AddStackCapture(builder.Configuration);
+
 // OpenAPI document at /openapi/v1.json; Swagger UI reads it at /swagger.
 builder.Services.AddOpenApi();
 
@@ -38,6 +42,7 @@ app.UseSwaggerUI(options => options.SwaggerEndpoint("/openapi/v1.json", "Diagnos
 // The live page at /, its read-only API at /api/threadpool, the controls beside it, the catalogue at /api/scenarios.
 app.MapLivePage();
 app.MapControls();
+app.MapStackCapture();
 app.MapScenarioCatalogue();
 
 // Attribution times every routed request after this point; the scenarios themselves.

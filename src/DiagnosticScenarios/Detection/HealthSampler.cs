@@ -1,4 +1,5 @@
 using System.Diagnostics;
+using DiagnosticScenarios.StackCapture;
 using Microsoft.Extensions.Options;
 
 namespace DiagnosticScenarios.Detection;
@@ -17,6 +18,7 @@ public sealed class HealthSampler : IHostedService, IDisposable
     private readonly EndpointAttribution _attribution;
     private readonly HealthMetrics _metrics;
     private readonly StarvationLog _starvationLog;
+    private readonly StackCaptureService _stackCapture;
     private readonly HealthSample?[] _ring;
     private readonly Lock _ringLock = new();
     private readonly ManualResetEventSlim _stopping = new();
@@ -25,8 +27,9 @@ public sealed class HealthSampler : IHostedService, IDisposable
     private long _sequence;
     private long _lastCompletedWorkItems;
 
-    public HealthSampler(IOptions<ThreadPoolHealthOptions> options, QueueDelayProbe probe, EndpointAttribution attribution, HealthMetrics metrics, StarvationLog starvationLog)
+    public HealthSampler(IOptions<ThreadPoolHealthOptions> options, QueueDelayProbe probe, EndpointAttribution attribution, HealthMetrics metrics, StarvationLog starvationLog, StackCaptureService stackCapture)
     {
+        _stackCapture = stackCapture;
         _options = options.Value;
         _probe = probe;
         _attribution = attribution;
@@ -150,6 +153,7 @@ public sealed class HealthSampler : IHostedService, IDisposable
         if (starved)
         {
             _starvationLog.Warn(queueDelay);
+            _stackCapture.OnStarvation();
         }
     }
 }

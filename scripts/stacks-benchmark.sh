@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# The cost of a grouped stack snapshot with ~150 threads: a fresh server (2 processors, 200 min worker threads so the
+# pool grows at once) with 150 requests parked in taskwait, then the CLI's `stacks --json` (another process) and the
+# app's own capture (POST /api/threadpool/stacks, an EventPipe session on itself) several times each.
+# Prints each run, the medians, the CLI's peak RSS and the app's RSS before and its peak after the captures.
+# Usage: scripts/stacks-benchmark.sh [runs=5] [held=150]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+runs=${1:-5}
+held=${2:-150}
+dotnet build -c Release -v q -nologo src/DiagnosticScenarios >/dev/null
+dotnet build -c Release -v q -nologo src/DiagnosticScenarios.Diagnose >/dev/null
+bin=src/DiagnosticScenarios/bin/Release/net10.0
+cli=src/DiagnosticScenarios.Diagnose/bin/Release/net10.0/DiagnosticScenarios.Diagnose.dll
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+base="http://127.0.0.1:$port"
+results=$(mktemp)
+
+# Hexadecimal, as the runtime reads it: C8 = 200 threads.
+DOTNET_PROCESSOR_COUNT=2 DOTNET_ThreadPool_ForceMinWorkerThreads=C8 dotnet "$bin/DiagnosticScenarios.dll" --urls "$base" >/dev/null 2>&1 &
+app=$!
+trap 'kill $app 2>/dev/null || true; wait 2>/dev/null || true; rm -f "$results"' EXIT
+for _ in $(seq 100); do curl -sf "$base/api/diagscenario/ping" >/dev/null && break; sleep 0.1; done
+
+# The held requests end by themselves after 60 s at the latest, or when the app is killed.
+for _ in $(seq "$held"); do curl -s -m 70 "$base/api/diagscenario/taskwait?delayMs=60000" >/dev/null & done
+for _ in $(seq 100); do
+  threads=$(awk '/^Threads:/ {print $2}' "/proc/$app/status")
+  [ "$threads" -ge "$held" ] && break
+  sleep 0.1
+done
+sleep 1
+rss() { awk -v k="$1:" '$1 == k {print $2}' "/proc/$app/status"; }
+echo "app: $(awk '/^Threads:/ {print $2}' "/proc/$app/status") OS threads, RSS $(rss VmRSS) KB before the captures"
+
+for i in $(seq "$runs"); do
+  start=$(date +%s.%N)
+  json=$( { /usr/bin/time -f "%M" -o "$results.time" dotnet "$cli" stacks -p "$app" --json --top 1; } )
+  end=$(date +%s.%N)
+  python3 - cli "$start" "$end" "$(cat "$results.time")" "$json" >>"$results" <<'PY'
+import json, sys
+s = json.loads(sys.argv[5])
+g = s["groups"][0]
+print(sys.argv[1], round((float(sys.argv[3]) - float(sys.argv[2])) * 1000), s["captureMs"], s["analysisMs"], sys.argv[4], s["threadCount"], s["poolThreadCount"], g["threads"], g["appFrame"])
+PY
+  tail -n1 "$results"
+done
+
+for i in $(seq "$runs"); do
+  start=$(date +%s.%N)
+  json=$(curl -sf -m 30 -X POST "$base/api/threadpool/stacks")
+  end=$(date +%s.%N)
+  python3 - app "$start" "$end" "$(rss VmHWM)" "$json" >>"$results" <<'PY'
+import json, sys
+s = json.loads(sys.argv[5])["snapshot"]
+g = s["groups"][0]
+print(sys.argv[1], round((float(sys.argv[3]) - float(sys.argv[2])) * 1000), s["captureMs"], s["analysisMs"], sys.argv[4], s["threadCount"], s["poolThreadCount"], g["threads"], g["appFrame"])
+PY
+  tail -n1 "$results"
+done
+
+echo "app: RSS $(rss VmRSS) KB after, peak (VmHWM) $(rss VmHWM) KB"
+python3 - "$results" <<'PY'
+import statistics, sys
+rows = [l.split() for l in open(sys.argv[1]) if l.strip()]
+for side, label in (("cli", "CLI stacks -p (own process)"), ("app", "POST /api/threadpool/stacks (in-process)")):
+    r = [x for x in rows if x[0] == side]
+    med = lambda i: statistics.median(float(x[i]) for x in r)
+    mem = "CLI peak RSS" if side == "cli" else "app peak RSS so far"
+    print(f"{label}: median wall {med(1):.0f} ms, capture {med(2):.0f} ms, analysis {med(3):.0f} ms, {mem} {max(int(x[4]) for x in r)} KB, "
+          f"{r[0][5]} managed threads, {r[0][6]} pool, top group {r[0][7]} x {r[0][8]}")
+PY

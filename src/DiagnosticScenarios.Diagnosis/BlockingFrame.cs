@@ -1,0 +1,107 @@
+using System.Text.Json.Serialization;
+
+namespace DiagnosticScenarios.Diagnosis;
+
+/// <summary>The kinds of call that park a thread.</summary>
+[JsonConverter(typeof(JsonStringEnumConverter<BlockingKind>))]
+public enum BlockingKind
+{
+    /// <summary><c>Task.Result</c>, <c>Task.Wait</c> and the runtime's wait beneath them.</summary>
+    TaskWait,
+
+    /// <summary><c>GetAwaiter().GetResult()</c> on an unfinished task.</summary>
+    GetAwaiterGetResult,
+
+    /// <summary><c>Thread.Sleep</c>.</summary>
+    Sleep,
+
+    /// <summary><c>lock</c>, <c>Monitor.Enter</c> and <c>Monitor.Wait</c>.</summary>
+    Monitor,
+
+    /// <summary><c>SemaphoreSlim.Wait</c>.</summary>
+    SemaphoreSlim,
+
+    /// <summary><c>ManualResetEventSlim.Wait</c> called directly.</summary>
+    ManualResetEventSlim,
+
+    /// <summary><c>WaitHandle.WaitOne</c> and friends.</summary>
+    WaitHandle,
+
+    /// <summary><c>Thread.Join</c>.</summary>
+    ThreadJoin,
+
+    /// <summary>A blocking socket call (read, write, connect, accept).</summary>
+    SocketRead,
+
+    /// <summary>A blocking file or pipe read.</summary>
+    StreamRead,
+
+    /// <summary>A pool worker with nothing to do, waiting for work: not blocked by the app.</summary>
+    IdleWorker,
+}
+
+/// <summary>The call a group of threads is parked in: its kind, a name a reader knows, and the frame that matched.</summary>
+public sealed record BlockingFrame(BlockingKind Kind, string Name, string Frame)
+{
+    private const string TaskWaitName = "Task.Result / Wait (sync-over-async)";
+    private const string GetResultName = "GetAwaiter().GetResult() (sync-over-async)";
+
+    // Outermost first matters: the first of these found walking from the thread's root towards its leaf is the call
+    // the code made; what follows it (Task.Result -> SpinThenBlockingWait -> ManualResetEventSlim.Wait -> Monitor.Wait) is how it waits.
+    private static readonly (string Prefix, BlockingKind Kind, string Name)[] Patterns =
+    [
+        ("System.Threading.PortableThreadPool+WorkerThread.WorkerDoWork", BlockingKind.IdleWorker, "idle pool worker (waiting for work)"),
+        ("System.Threading.LowLevelLifoSemaphore.", BlockingKind.IdleWorker, "idle pool worker (waiting for work)"),
+        ("System.Runtime.CompilerServices.TaskAwaiter.GetResult", BlockingKind.GetAwaiterGetResult, GetResultName),
+        ("System.Runtime.CompilerServices.TaskAwaiter.HandleNonSuccessAndDebuggerNotification", BlockingKind.GetAwaiterGetResult, GetResultName),
+        ("System.Runtime.CompilerServices.TaskAwaiter`1.GetResult", BlockingKind.GetAwaiterGetResult, GetResultName),
+        ("System.Runtime.CompilerServices.ValueTaskAwaiter.GetResult", BlockingKind.GetAwaiterGetResult, GetResultName),
+        ("System.Runtime.CompilerServices.ValueTaskAwaiter`1.GetResult", BlockingKind.GetAwaiterGetResult, GetResultName),
+        ("System.Runtime.CompilerServices.ConfiguredTaskAwaitable+ConfiguredTaskAwaiter.GetResult", BlockingKind.GetAwaiterGetResult, GetResultName),
+        ("System.Runtime.CompilerServices.ConfiguredTaskAwaitable`1+ConfiguredTaskAwaiter.GetResult", BlockingKind.GetAwaiterGetResult, GetResultName),
+        ("System.Threading.Tasks.Task`1.get_Result", BlockingKind.TaskWait, TaskWaitName),
+        ("System.Threading.Tasks.Task`1.GetResultCore", BlockingKind.TaskWait, TaskWaitName),
+        ("System.Threading.Tasks.Task.Wait", BlockingKind.TaskWait, TaskWaitName),
+        ("System.Threading.Tasks.Task.InternalWait", BlockingKind.TaskWait, TaskWaitName),
+        ("System.Threading.Tasks.Task.SpinThenBlockingWait", BlockingKind.TaskWait, TaskWaitName),
+        ("System.Threading.Thread.Sleep", BlockingKind.Sleep, "Thread.Sleep"),
+        ("System.Threading.Thread.Join", BlockingKind.ThreadJoin, "Thread.Join"),
+        ("System.Threading.Monitor.Enter", BlockingKind.Monitor, "lock / Monitor"),
+        ("System.Threading.Monitor.ReliableEnter", BlockingKind.Monitor, "lock / Monitor"),
+        ("System.Threading.Monitor.TryEnter", BlockingKind.Monitor, "lock / Monitor"),
+        ("System.Threading.Monitor.Wait", BlockingKind.Monitor, "Monitor.Wait"),
+        ("System.Threading.Lock.Enter", BlockingKind.Monitor, "lock / Monitor"),
+        ("System.Threading.SemaphoreSlim.Wait", BlockingKind.SemaphoreSlim, "SemaphoreSlim.Wait"),
+        ("System.Threading.ManualResetEventSlim.Wait", BlockingKind.ManualResetEventSlim, "ManualResetEventSlim.Wait"),
+        ("System.Threading.WaitHandle.Wait", BlockingKind.WaitHandle, "WaitHandle.WaitOne / WaitAll / WaitAny"),
+        ("System.Net.Sockets.Socket.Receive", BlockingKind.SocketRead, "socket read"),
+        ("System.Net.Sockets.Socket.Send", BlockingKind.SocketRead, "socket write"),
+        ("System.Net.Sockets.Socket.Poll", BlockingKind.SocketRead, "socket read"),
+        ("System.Net.Sockets.Socket.Connect", BlockingKind.SocketRead, "socket connect"),
+        ("System.Net.Sockets.Socket.Accept", BlockingKind.SocketRead, "socket accept"),
+        ("System.Net.Sockets.NetworkStream.Read", BlockingKind.SocketRead, "socket read"),
+        ("System.Net.Sockets.SocketPal.", BlockingKind.SocketRead, "blocking socket call"),
+        ("System.IO.FileStream.Read", BlockingKind.StreamRead, "file read"),
+        ("System.IO.RandomAccess.Read", BlockingKind.StreamRead, "file read"),
+        ("System.IO.Pipes.PipeStream.Read", BlockingKind.StreamRead, "pipe read"),
+    ];
+
+    /// <summary>The outermost blocking call in a stack given leaf first; null when the thread is not parked in a known call (e.g. running).</summary>
+    public static BlockingFrame? Find(IReadOnlyList<string> framesLeafFirst)
+    {
+        ArgumentNullException.ThrowIfNull(framesLeafFirst);
+        for (var i = framesLeafFirst.Count - 1; i >= 0; i--)
+        {
+            var method = FrameNames.Method(framesLeafFirst[i]);
+            foreach (var (prefix, kind, name) in Patterns)
+            {
+                if (method.StartsWith(prefix, StringComparison.Ordinal))
+                {
+                    return new BlockingFrame(kind, name, FrameNames.TypeAndMethod(framesLeafFirst[i]));
+                }
+            }
+        }
+
+        return null;
+    }
+}

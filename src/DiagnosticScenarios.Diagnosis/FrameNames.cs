@@ -1,0 +1,101 @@
+namespace DiagnosticScenarios.Diagnosis;
+
+/// <summary>
+/// Reads the frame names TraceEvent gives (<c>module!Namespace.Type.Method(args)</c>): the short <c>Type.Method</c>
+/// a reader looks for, whether a frame is the app's, and whether a stack is a thread-pool worker's.
+/// </summary>
+public static class FrameNames
+{
+    private const string DiagnosisNamespace = "DiagnosticScenarios.Diagnosis.";
+
+    // The bottom of every managed thread-pool worker: the portable pool's worker loop and the queue it drains.
+    private static readonly string[] PoolDispatchMarkers =
+    [
+        "System.Threading.ThreadPoolWorkQueue.Dispatch",
+        "System.Threading.PortableThreadPool+WorkerThread.",
+        "System.Threading.PortableThreadPool.WorkerThread.",
+    ];
+
+    /// <summary>The method with its namespace, without the module, the parameters and generic instantiations (<c>Task`1.get_Result</c>).</summary>
+    public static string Method(string frame)
+    {
+        ArgumentNullException.ThrowIfNull(frame);
+        var start = frame.IndexOf('!', StringComparison.Ordinal) + 1;
+        var end = frame.IndexOf('(', start);
+        var method = end < 0 ? frame.AsSpan(start) : frame.AsSpan(start, end - start);
+        if (!method.Contains('['))
+        {
+            return method.ToString();
+        }
+
+        var builder = new System.Text.StringBuilder(method.Length);
+        var depth = 0;
+        foreach (var c in method)
+        {
+            depth += c switch { '[' => 1, ']' => -1, _ => 0 };
+            if (depth == 0 && c != ']')
+            {
+                builder.Append(c);
+            }
+        }
+
+        return builder.ToString();
+    }
+
+    /// <summary><c>Type.Method</c>: what a reader searches the code for, e.g. <c>StarvationScenariosController.TaskWait</c>.</summary>
+    public static string TypeAndMethod(string frame)
+    {
+        var method = Method(frame);
+        var methodDot = LastDotOutsideBrackets(method, method.Length);
+        if (methodDot < 0)
+        {
+            return method;
+        }
+
+        var typeDot = LastDotOutsideBrackets(method, methodDot);
+        return method[(typeDot + 1)..];
+    }
+
+    /// <summary>The app's own code: its namespace prefix, never this library.</summary>
+    public static bool IsApp(string frame, string appNamespacePrefix)
+    {
+        var method = Method(frame);
+        return method.StartsWith(appNamespacePrefix, StringComparison.Ordinal)
+            && !method.StartsWith(DiagnosisNamespace, StringComparison.Ordinal);
+    }
+
+    /// <summary>A stack (leaf first) of a thread-pool worker.</summary>
+    public static bool IsPoolWorker(IEnumerable<string> frames) =>
+        frames.Any(f => PoolDispatchMarkers.Any(m => Method(f).StartsWith(m, StringComparison.Ordinal)));
+
+    /// <summary>
+    /// The app's innermost run of frames (<c>Type.Method</c>, innermost first): the code that made the call, up to the first
+    /// framework frame above it. The app's middleware further down every request's stack says nothing about the block.
+    /// </summary>
+    public static IReadOnlyList<string> AppFrames(IEnumerable<string> framesLeafFirst, string appNamespacePrefix) =>
+        framesLeafFirst.SkipWhile(f => !IsApp(f, appNamespacePrefix))
+            .TakeWhile(f => IsApp(f, appNamespacePrefix))
+            .Select(TypeAndMethod)
+            .ToList();
+
+    private static int LastDotOutsideBrackets(string text, int before)
+    {
+        var depth = 0;
+        for (var i = before - 1; i >= 0; i--)
+        {
+            switch (text[i])
+            {
+                case '>':
+                    depth++;
+                    break;
+                case '<':
+                    depth--;
+                    break;
+                case '.' when depth == 0:
+                    return i;
+            }
+        }
+
+        return -1;
+    }
+}

@@ -1,0 +1,64 @@
+namespace DiagnosticScenarios.Diagnosis;
+
+/// <summary>
+/// Every managed thread of a process at one moment, grouped by identical stack, most threads first
+/// (what Visual Studio's Parallel Stacks shows), each group with the call it is parked in and the app's code that made it.
+/// </summary>
+/// <param name="ProcessId">The process sampled; 0 when read from a file.</param>
+/// <param name="CapturedAt">When the session stopped (or the file was read).</param>
+/// <param name="CaptureMs">Time to record the session, stop it and receive its events.</param>
+/// <param name="AnalysisMs">Time to resolve the stacks and group them.</param>
+/// <param name="ThreadCount">Managed threads seen.</param>
+/// <param name="PoolThreadCount">Of those, thread-pool workers.</param>
+/// <param name="Groups">Threads with identical stacks, most first.</param>
+public sealed record StackSnapshot(
+    int ProcessId,
+    DateTimeOffset CapturedAt,
+    double CaptureMs,
+    double AnalysisMs,
+    int ThreadCount,
+    int PoolThreadCount,
+    IReadOnlyList<ThreadGroup> Groups)
+{
+    /// <summary>The largest group of pool workers that are parked in a call, idle workers left out; null when there is none.</summary>
+    public ThreadGroup? TopBlockedPoolGroup() =>
+        Groups.FirstOrDefault(g => g.PoolThreads && g.Blocking is { Kind: not BlockingKind.IdleWorker });
+
+    /// <summary>The pool-worker groups parked in a call made by the app's code, most threads first.</summary>
+    public IEnumerable<ThreadGroup> PoolGroupsBlockedInApp() =>
+        Groups.Where(g => g.PoolThreads && g.AppFrame is not null && g.Blocking is { Kind: not BlockingKind.IdleWorker });
+}
+
+/// <summary>Threads that share one stack.</summary>
+/// <param name="Threads">How many threads.</param>
+/// <param name="PoolThreads">Whether they are thread-pool workers (their stacks end in the pool's dispatch loop).</param>
+/// <param name="Blocking">The outermost call they are parked in, or null when they are not parked in a known one.</param>
+/// <param name="AppFrame">The app's innermost frame (<c>Type.Method</c>): the line that made the blocking call; null when the stack has none.</param>
+/// <param name="AppFrames">The app's innermost run of frames, innermost first (e.g. <c>MockDatabase.Query</c>, then <c>StarvationScenariosController.SyncIo</c>).</param>
+/// <param name="ThreadIds">The OS thread ids.</param>
+/// <param name="Frames">The stack, leaf first, as TraceEvent names the frames.</param>
+public sealed record ThreadGroup(
+    int Threads,
+    bool PoolThreads,
+    BlockingFrame? Blocking,
+    string? AppFrame,
+    IReadOnlyList<string> AppFrames,
+    IReadOnlyList<int> ThreadIds,
+    IReadOnlyList<string> Frames)
+{
+    /// <summary>One line, e.g. "118 of 125 pool threads: blocked in Task.Result / Wait (sync-over-async) (Task`1.get_Result), app frame StarvationScenariosController.TaskWait".</summary>
+    /// <param name="poolThreadCount">The snapshot's pool threads, to say "of how many".</param>
+    public string Describe(int poolThreadCount)
+    {
+        var plural = Threads == 1 ? "" : "s";
+        var who = PoolThreads ? $"{Threads} of {poolThreadCount} pool thread{(poolThreadCount == 1 ? "" : "s")}" : $"{Threads} other thread{plural}";
+        var where = Blocking switch
+        {
+            null => "not parked in a known blocking call",
+            { Kind: BlockingKind.IdleWorker } => "idle, waiting for work",
+            _ => $"blocked in {Blocking.Name} at {Blocking.Frame}",
+        };
+        var app = AppFrames.Count == 0 ? "no app frame" : $"app frame {string.Join(" <- ", AppFrames)}";
+        return $"{who}: {where}, {app}";
+    }
+}

@@ -1,0 +1,63 @@
+using System.Diagnostics;
+using Microsoft.Diagnostics.NETCore.Client;
+
+namespace DiagnosticScenarios.Diagnosis;
+
+/// <summary>Finds the .NET process to diagnose, and says plainly why one cannot be.</summary>
+public static class TargetProcess
+{
+    /// <summary>The id of the one process with this name (as <c>dotnet-trace -n</c> matches it).</summary>
+    public static int FindByName(string name)
+    {
+        ArgumentException.ThrowIfNullOrWhiteSpace(name);
+        var matches = Process.GetProcessesByName(name);
+        try
+        {
+            var ids = matches.Select(p => p.Id).Order().ToList();
+            return ids.Count switch
+            {
+                0 => throw new DiagnosisException(DiagnosisFailure.ProcessNotFound,
+                    $"No process is named '{name}': start the app, or pass its id with -p."),
+                1 => ids[0],
+                _ => throw new DiagnosisException(DiagnosisFailure.AmbiguousName,
+                    $"{ids.Count} processes are named '{name}' ({string.Join(", ", ids)}): pass the one you mean with -p."),
+            };
+        }
+        finally
+        {
+            foreach (var process in matches)
+            {
+                process.Dispose();
+            }
+        }
+    }
+
+    /// <summary>Throws a <see cref="DiagnosisException"/> unless <paramref name="processId"/> runs and publishes a .NET diagnostic port.</summary>
+    public static void EnsureDiagnosable(int processId)
+    {
+        string name;
+        try
+        {
+            using var process = Process.GetProcessById(processId);
+            name = process.ProcessName;
+        }
+        catch (ArgumentException)
+        {
+            throw new DiagnosisException(DiagnosisFailure.ProcessNotFound,
+                $"No process has id {processId}: check the id (ps, or dotnet-trace ps), or pass the app's name with -n.");
+        }
+
+        if (!DiagnosticsClient.GetPublishedProcesses().Contains(processId))
+        {
+            throw new DiagnosisException(DiagnosisFailure.NotDotNet,
+                $"Process {processId} ({name}) publishes no .NET diagnostic port: it is not a .NET app, runs with DOTNET_EnableDiagnostics=0, or uses another TMPDIR; point at a .NET app started normally.");
+        }
+    }
+
+    internal static DiagnosisException Unreachable(int processId, Exception cause) =>
+        new(DiagnosisFailure.PortUnreachable,
+            $"The diagnostic port of process {processId} did not answer ({cause.GetType().Name}: {FirstLine(cause.Message)}): run as the same user as the app, and check that it is still running.",
+            cause);
+
+    private static string FirstLine(string text) => text.Split('\n', 2)[0].Trim();
+}

@@ -1,0 +1,164 @@
+using DiagnosticScenarios.Diagnosis;
+using Microsoft.Extensions.Options;
+
+namespace DiagnosticScenarios.StackCapture;
+
+/// <summary>
+/// Snapshots the app's own threads with an EventPipe session on this very process, from a dedicated thread: a starved pool
+/// is neither needed to take the snapshot nor to analyse it, and the warning it logs appears while the pool is still starved.
+/// Nothing runs until the detector declares starvation or someone asks; the thread is started on the first capture.
+/// </summary>
+public sealed partial class StackCaptureService : IDisposable
+{
+    public const string StarvationTrigger = "starvation";
+    public const string RequestTrigger = "request";
+
+    private readonly StackCaptureOptions _options;
+    private readonly ILogger<StackCaptureService> _logger;
+    private readonly Lock _lock = new();
+    private readonly AutoResetEvent _wake = new(initialState: false);
+    private readonly CancellationTokenSource _stopping = new();
+    private Thread? _worker;
+    private TaskCompletionSource<StackCaptureResult>? _pending;
+    private string _pendingTrigger = StarvationTrigger;
+    private DateTimeOffset _pendingSince;
+    private DateTimeOffset? _lastAutomatic;
+    private StackCaptureResult? _latest;
+
+    public StackCaptureService(IOptions<StackCaptureOptions> options, ILogger<StackCaptureService> logger)
+    {
+        _options = options.Value;
+        _logger = logger;
+    }
+
+    /// <summary>The latest capture, or null before the first.</summary>
+    public StackCaptureResult? Latest
+    {
+        get
+        {
+            lock (_lock)
+            {
+                return _latest;
+            }
+        }
+    }
+
+    /// <summary>The detector's call when it declares starvation: queues a capture unless one ran within the configured interval. Never blocks.</summary>
+    public void OnStarvation()
+    {
+        lock (_lock)
+        {
+            var now = DateTimeOffset.UtcNow;
+            if (_pending is not null || _lastAutomatic is { } last && now - last < TimeSpan.FromSeconds(_options.MinIntervalSeconds))
+            {
+                return;
+            }
+
+            _lastAutomatic = now;
+            Queue(StarvationTrigger, now);
+        }
+    }
+
+    /// <summary>Takes a capture now (or joins the one in progress) and completes when it is done.</summary>
+    public Task<StackCaptureResult> CaptureNowAsync()
+    {
+        lock (_lock)
+        {
+#pragma warning disable VSTHRD003 // deliberate: the capture thread completes it, with continuations forced off that thread
+            return (_pending ?? Queue(RequestTrigger, DateTimeOffset.UtcNow)).Task;
+#pragma warning restore VSTHRD003
+        }
+    }
+
+    public void Dispose()
+    {
+        _stopping.Cancel();
+        _wake.Set();
+        _worker?.Join(TimeSpan.FromSeconds(2));
+        _wake.Dispose();
+        _stopping.Dispose();
+    }
+
+    private TaskCompletionSource<StackCaptureResult> Queue(string trigger, DateTimeOffset at)
+    {
+        _pending = new TaskCompletionSource<StackCaptureResult>(TaskCreationOptions.RunContinuationsAsynchronously);
+        _pendingTrigger = trigger;
+        _pendingSince = at;
+        if (_worker is null)
+        {
+            _worker = new Thread(Run) { IsBackground = true, Name = "Stack capture" };
+            _worker.Start();
+        }
+
+        _wake.Set();
+        return _pending;
+    }
+
+    private void Run()
+    {
+        while (true)
+        {
+            _wake.WaitOne();
+            if (_stopping.IsCancellationRequested)
+            {
+                return;
+            }
+
+            TaskCompletionSource<StackCaptureResult>? done;
+            string trigger;
+            DateTimeOffset requestedAt;
+            lock (_lock)
+            {
+                (done, trigger, requestedAt) = (_pending, _pendingTrigger, _pendingSince);
+            }
+
+            if (done is null)
+            {
+                continue;
+            }
+
+            var result = Capture(trigger, requestedAt);
+            lock (_lock)
+            {
+                _latest = result;
+                _pending = null;
+            }
+
+            done.SetResult(result);
+        }
+    }
+
+    private StackCaptureResult Capture(string trigger, DateTimeOffset requestedAt)
+    {
+        try
+        {
+            var snapshot = StackSnapshots.Capture(Environment.ProcessId);
+            var top = snapshot.TopBlockedPoolGroup();
+            var milliseconds = Math.Round(snapshot.CaptureMs + snapshot.AnalysisMs);
+            if (top is null)
+            {
+                LogNoBlockedGroup(_logger, trigger, snapshot.PoolThreadCount, milliseconds);
+            }
+            else
+            {
+                LogTopGroup(_logger, trigger, top.Describe(snapshot.PoolThreadCount), milliseconds);
+            }
+
+            return new StackCaptureResult(trigger, requestedAt, snapshot, null);
+        }
+        catch (DiagnosisException e)
+        {
+            LogFailed(_logger, trigger, e.Message);
+            return new StackCaptureResult(trigger, requestedAt, null, e.Message);
+        }
+    }
+
+    [LoggerMessage(EventId = 5101, Level = LogLevel.Warning, Message = "Stack capture ({Trigger}): {TopGroup} (captured and analysed in {Milliseconds} ms)")]
+    private static partial void LogTopGroup(ILogger logger, string trigger, string topGroup, double milliseconds);
+
+    [LoggerMessage(EventId = 5102, Level = LogLevel.Information, Message = "Stack capture ({Trigger}): none of the {PoolThreads} pool threads is parked in a blocking call (captured and analysed in {Milliseconds} ms)")]
+    private static partial void LogNoBlockedGroup(ILogger logger, string trigger, int poolThreads, double milliseconds);
+
+    [LoggerMessage(EventId = 5103, Level = LogLevel.Warning, Message = "Stack capture ({Trigger}) failed: {Reason}")]
+    private static partial void LogFailed(ILogger logger, string trigger, string reason);
+}

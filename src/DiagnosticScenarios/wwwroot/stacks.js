@@ -1,0 +1,74 @@
+// The stack-capture panel: the latest grouped capture of the app's own threads, and a button that takes one now.
+(() => {
+  const shownGroups = 5;
+  const pollMs = 5000;
+  const el = (id) => document.getElementById(id);
+
+  const frameName = (frame) => frame.slice(frame.indexOf('!') + 1);
+
+  function describe(group, poolThreads) {
+    const who = group.poolThreads ? `${group.threads} of ${poolThreads} pool threads` : `${group.threads} other thread${group.threads === 1 ? '' : 's'}`;
+    const where = !group.blocking ? 'not parked in a known blocking call'
+      : group.blocking.kind === 'IdleWorker' ? 'idle, waiting for work'
+      : `blocked in ${group.blocking.name} at ${group.blocking.frame}`;
+    const app = group.appFrames.length ? `app frame ${group.appFrames.join(' ← ')}` : 'no app frame';
+    return `${who}: ${where}, ${app}`;
+  }
+
+  function render(capture) {
+    const groups = el('stacks-groups');
+    groups.replaceChildren();
+    if (!capture.snapshot) {
+      el('stacks-status').textContent = `The ${capture.trigger} capture at ${new Date(capture.requestedAt).toLocaleTimeString()} failed: ${capture.error}`;
+      return;
+    }
+
+    const s = capture.snapshot;
+    el('stacks-status').textContent = `Captured on ${capture.trigger} at ${new Date(s.capturedAt).toLocaleTimeString()}: ` +
+      `${s.threadCount} managed threads, ${s.poolThreadCount} in the pool, ${s.groups.length} groups (${Math.round(s.captureMs + s.analysisMs)} ms).`;
+    for (const group of s.groups.filter((g) => g.poolThreads).slice(0, shownGroups)) {
+      const details = document.createElement('details');
+      details.className = group.appFrame && group.blocking?.kind !== 'IdleWorker' ? 'stack-group holder' : 'stack-group';
+      const summary = document.createElement('summary');
+      summary.textContent = describe(group, s.poolThreadCount);
+      const stack = document.createElement('pre');
+      stack.textContent = group.frames.map(frameName).join('\n');
+      details.append(summary, stack);
+      groups.append(details);
+    }
+  }
+
+  async function refresh() {
+    try {
+      const response = await fetch('/api/threadpool/stacks');
+      if (response.status === 404) {
+        el('stacks-status').textContent = 'No capture yet: the app takes one when it declares starvation, or press "Capture now".';
+      } else if (response.ok) {
+        render(await response.json());
+      }
+    } catch {
+      // A starved app answers late or not at all; the next poll catches up.
+    }
+  }
+
+  el('stacks-capture').addEventListener('click', async () => {
+    el('stacks-capture').disabled = true;
+    el('stacks-status').textContent = 'Capturing…';
+    try {
+      const response = await fetch('/api/threadpool/stacks', { method: 'POST' });
+      if (response.ok) {
+        render(await response.json());
+      } else {
+        const problem = await response.json();
+        el('stacks-status').textContent = `${response.status}: ${problem.title} ${problem.detail ?? ''}`;
+      }
+    } catch (error) {
+      el('stacks-status').textContent = `The capture did not answer: ${error}`;
+    } finally {
+      el('stacks-capture').disabled = false;
+    }
+  });
+
+  refresh();
+  setInterval(refresh, pollMs);
+})();

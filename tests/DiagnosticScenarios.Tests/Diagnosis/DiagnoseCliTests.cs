@@ -1,0 +1,72 @@
+using System.Diagnostics;
+
+namespace DiagnosticScenarios.Tests.Diagnosis;
+
+/// <summary>The CLI's answers when there is nothing to diagnose: one line on stderr and a non-zero exit, or usage and 2 for bad arguments.</summary>
+public sealed class DiagnoseCliTests
+{
+    [Fact]
+    public async Task Stacks_ForAProcessIdThatIsNotRunning_ExitsWithOneLineSayingSo()
+    {
+        var gone = await ExitedProcessIdAsync();
+
+        var run = await ToolRun.CliAsync("stacks", "-p", $"{gone}");
+
+        Assert.Equal(1, run.ExitCode);
+        Assert.StartsWith($"error: No process has id {gone}:", OneLine(run.Error), StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public async Task Stacks_ForANonDotNetProcess_ExitsWithOneLineSayingItIsNotDotNet()
+    {
+        using var sleep = Process.Start(new ProcessStartInfo("sleep", "30") { UseShellExecute = false })!;
+        try
+        {
+            var run = await ToolRun.CliAsync("stacks", "-p", $"{sleep.Id}");
+
+            Assert.Equal(1, run.ExitCode);
+            Assert.Contains($"Process {sleep.Id} (sleep) publishes no .NET diagnostic port", OneLine(run.Error), StringComparison.Ordinal);
+        }
+        finally
+        {
+            sleep.Kill();
+        }
+    }
+
+    [Fact]
+    public async Task Waits_ForANameNoProcessHas_ExitsWithOneLineSayingSo()
+    {
+        var run = await ToolRun.CliAsync("waits", "-n", "NoSuchDiagnosticScenariosProcess", "--duration", "1s");
+
+        Assert.Equal(1, run.ExitCode);
+        Assert.Contains("No process is named 'NoSuchDiagnosticScenariosProcess'", OneLine(run.Error), StringComparison.Ordinal);
+    }
+
+    [Theory]
+    [InlineData("stacks")]
+    [InlineData("stacks", "-p", "1", "-n", "DiagnosticScenarios")]
+    [InlineData("waits", "-p", "1", "--duration", "soon")]
+    [InlineData("frobnicate")]
+    public async Task BadArguments_PrintUsage_AndExitWith2(params string[] arguments)
+    {
+        var run = await ToolRun.CliAsync(arguments);
+
+        Assert.Equal(2, run.ExitCode);
+        Assert.Contains("Usage:", run.Error, StringComparison.Ordinal);
+    }
+
+    private static string OneLine(string error)
+    {
+        var lines = error.Split('\n', StringSplitOptions.RemoveEmptyEntries);
+        Assert.True(lines.Length == 1, $"expected one line on stderr, got:\n{error}");
+        return lines[0];
+    }
+
+    // A process that has just exited: its id is not running (ids are not reused at once).
+    private static async Task<int> ExitedProcessIdAsync()
+    {
+        using var process = Process.Start(new ProcessStartInfo("true") { UseShellExecute = false })!;
+        await process.WaitForExitAsync().DefaultTimeout();
+        return process.Id;
+    }
+}

@@ -1,0 +1,92 @@
+using System.Text.Json;
+using DiagnosticScenarios.Diagnosis;
+using DiagnosticScenarios.Tests.Load;
+using Xunit.Abstractions;
+
+namespace DiagnosticScenarios.Tests.Diagnosis;
+
+/// <summary>
+/// Wait analysis (WaitHandleWait events) of a server process under a steady stream of blocking requests: waits must start
+/// while the trace records, so the requests are short and keep coming.
+/// </summary>
+[Collection(LoadCollectionDefinition.Name)]
+public sealed class WaitAnalysisTests(ITestOutputHelper output)
+{
+    private const int Workers = 20;
+    private const int DelayMs = 300;
+    private static readonly TimeSpan Session = TimeSpan.FromSeconds(3);
+    private static readonly TimeSpan Settle = TimeSpan.FromSeconds(1);
+    private static readonly JsonSerializerOptions Json = new(JsonSerializerDefaults.Web);
+
+    [Fact]
+    public async Task LiveWaits_UnderTaskWait_TopPoolSiteIsTaskWaitOnTaskResult()
+    {
+        await using var server = await BlockedServer.StartAsync();
+        server.Loop("taskwait", Workers, DelayMs);
+        await Task.Delay(Settle);
+
+        var analysis = await WaitAnalyzer.CaptureOnDedicatedThreadAsync(server.ProcessId, Session).DefaultTimeout();
+
+        Write(analysis);
+        var top = analysis.TopSite();
+        Assert.NotNull(top);
+        Assert.Equal("StarvationScenariosController.TaskWait", top.AppFrame);
+        Assert.Equal(BlockingKind.TaskWait, top.Blocking!.Kind);
+    }
+
+    [Fact]
+    public async Task LiveWaits_UnderTaskSleepWait_NeverNameTaskSleepWait_ThoughTheTraceHasWaits()
+    {
+        await using var server = await BlockedServer.StartAsync();
+        server.Loop("tasksleepwait", Workers, DelayMs);
+        await Task.Delay(Settle);
+
+        var analysis = await WaitAnalyzer.CaptureOnDedicatedThreadAsync(server.ProcessId, Session).DefaultTimeout();
+
+        Write(analysis);
+
+        // The app's own dedicated threads wait on events all the time: a trace without any wait would prove nothing.
+        Assert.True(analysis.Waits > 0, "the session recorded no WaitHandleWait event at all");
+        Assert.DoesNotContain(analysis.Sites, s => s.AppFrames.Contains("StarvationScenariosController.TaskSleepWait"));
+    }
+
+    [Fact]
+    public async Task DotnetTraceFile_UnderTaskWait_IsReadByTheCli_AndNamesTaskWait()
+    {
+        await using var server = await BlockedServer.StartAsync();
+        server.Loop("taskwait", Workers, DelayMs);
+        await Task.Delay(Settle);
+        var trace = Path.Combine(Path.GetTempPath(), $"waits-{Guid.NewGuid():N}.nettrace");
+        try
+        {
+            // The workshop's exact command, from the repository's tool manifest.
+            var collect = await ToolRun.RunAsync("dotnet",
+                ["tool", "run", "dotnet-trace", "collect", "-p", $"{server.ProcessId}", "--clrevents", "waithandle", "--clreventlevel", "verbose", "--duration", "00:00:05", "-o", trace],
+                RepositoryPaths.Root, TimeSpan.FromSeconds(60));
+            Assert.True(collect.ExitCode == 0 && File.Exists(trace), $"dotnet-trace exited with {collect.ExitCode}:\n{collect.Output}\n{collect.Error}");
+
+            var cli = await ToolRun.CliAsync("waits", trace, "--json");
+
+            Assert.True(cli.ExitCode == 0, cli.Error);
+            var analysis = JsonSerializer.Deserialize<WaitAnalysis>(cli.Output, Json)!;
+            Write(analysis);
+            var top = analysis.TopSite();
+            Assert.NotNull(top);
+            Assert.Equal("StarvationScenariosController.TaskWait", top.AppFrame);
+            Assert.Equal(BlockingKind.TaskWait, top.Blocking!.Kind);
+        }
+        finally
+        {
+            File.Delete(trace);
+        }
+    }
+
+    private void Write(WaitAnalysis analysis)
+    {
+        output.WriteLine($"{analysis.Waits} waits, {analysis.PoolWaits} on pool threads, {analysis.DurationMs} ms");
+        foreach (var site in analysis.Sites.Take(5))
+        {
+            output.WriteLine(site.Describe());
+        }
+    }
+}
