@@ -1,3 +1,4 @@
+using DiagnosticScenarios.Controls;
 using DiagnosticScenarios.Infrastructure;
 using DiagnosticScenarios.Scenarios;
 using DiagnosticScenarios.Sql;
@@ -17,6 +18,9 @@ builder.Services.AddSqlScenarios(builder.Configuration);
 // The starvation detector, per-endpoint attribution, the DiagnosticScenarios meter and the page's load control.
 builder.Services.AddThreadPoolHealth(builder.Configuration);
 
+// The gate in front of every control that changes the process (Controls:AllowRemoteClients opens it), and a stop that a starved pool cannot hold up.
+builder.Services.AddControlGate(builder.Configuration);
+
 // OpenAPI document at /openapi/v1.json; Swagger UI reads it at /swagger.
 builder.Services.AddOpenApi();
 
@@ -25,6 +29,9 @@ var app = builder.Build();
 // Unhandled exceptions and empty 4xx answers (unknown route, wrong method) become ProblemDetails.
 app.UseExceptionHandler();
 app.UseStatusCodePages();
+
+// At most Scenarios:ConcurrencyLimits of each destructive scenario at once; beyond, 429 with Retry-After.
+app.UseRateLimiter();
 
 app.MapOpenApi();
 app.UseSwaggerUI(options => options.SwaggerEndpoint("/openapi/v1.json", "DiagnosticScenarios"));

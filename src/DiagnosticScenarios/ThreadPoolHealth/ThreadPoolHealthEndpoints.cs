@@ -1,10 +1,10 @@
 using System.Globalization;
-using System.Net;
 using System.Text.Json;
 using Microsoft.AspNetCore.Hosting.Server;
 using Microsoft.AspNetCore.Hosting.Server.Features;
 using Microsoft.AspNetCore.Http.HttpResults;
 using Microsoft.AspNetCore.Http.Json;
+using DiagnosticScenarios.Controls;
 using Microsoft.Extensions.Options;
 
 namespace DiagnosticScenarios.ThreadPoolHealth;
@@ -26,27 +26,33 @@ public static class ThreadPoolHealthEndpoints
         api.MapGet("/stream", StreamAsync)
             .WithSummary("Server-sent events, one sample a second; send Last-Event-ID (or ?after=) to receive what was missed.");
 
-        api.MapPut("/minthreads", SetMinThreads)
-            .WithSummary("ThreadPool.SetMinThreads(workers, io) live, the starvation workaround (Development or loopback only).");
+        api.MapPut("/minthreads", SetMinThreads).RequireControlGate()
+            .WithSummary("ThreadPool.SetMinThreads(workers, io) live, the starvation workaround (a control: loopback only, with the X-DiagnosticScenarios-Control header).");
 
-        api.MapDelete("/minthreads", ResetMinThreads)
-            .WithSummary("Restores the minimum threads the app started with (Development or loopback only).");
+        api.MapDelete("/minthreads", ResetMinThreads).RequireControlGate()
+            .WithSummary("Restores the minimum threads the app started with (a control: loopback only, with the X-DiagnosticScenarios-Control header).");
 
         api.MapGet("/load", (LoadRunLauncher launcher) => TypedResults.Ok(new { launcher.Current, launcher.RunnerPath, LoadRunLauncher.Scenarios }))
             .WithSummary("The load run started from the page, if any, and the scenarios it can target.");
 
-        api.MapPost("/load", StartLoad)
-            .WithSummary("Starts the load runner as a separate process against a scenario (Development or loopback only; at most 500 connections and 120 s, one run at a time).");
+        api.MapPost("/load", StartLoad).RequireControlGate()
+            .WithSummary("Starts the load runner as a separate process against a scenario (a control: loopback only, with the X-DiagnosticScenarios-Control header; at most 500 connections and 120 s, one run at a time).");
 
-        api.MapDelete("/load", (HttpContext context, IHostEnvironment environment, LoadRunLauncher launcher) =>
-                IsAllowed(context, environment) ? Results.Ok(launcher.Stop()) : Forbidden(context))
-            .WithSummary("Stops the load run in progress (Development or loopback only).");
+        api.MapDelete("/load", (LoadRunLauncher launcher) => TypedResults.Ok(launcher.Stop())).RequireControlGate()
+            .WithSummary("Stops the load run in progress (a control: loopback only, with the X-DiagnosticScenarios-Control header).");
 
         return endpoints;
     }
 
     private static async Task StreamAsync(HttpContext context, ThreadPoolMonitor monitor, IOptions<JsonOptions> json, IHostApplicationLifetime lifetime, string? after)
     {
+        if (after is not null && ParseSequence(after) is null)
+        {
+            await TypedResults.ValidationProblem(new Dictionary<string, string[]> { ["after"] = [$"The value '{after}' is not valid: after must be a whole number from 0."] },
+                title: "One or more parameters are not valid.").ExecuteAsync(context);
+            return;
+        }
+
         var last = ParseSequence(context.Request.Headers["Last-Event-ID"].ToString()) ?? ParseSequence(after)
             ?? Math.Max(0, monitor.LatestSequence - InitialBacklog);
 
@@ -79,13 +85,8 @@ public static class ThreadPoolHealthEndpoints
         }
     }
 
-    private static IResult SetMinThreads(HttpContext context, IHostEnvironment environment, string? workers, string? io)
+    private static IResult SetMinThreads(string? workers, string? io)
     {
-        if (!IsAllowed(context, environment))
-        {
-            return Forbidden(context);
-        }
-
         ThreadPool.GetMaxThreads(out var maxWorkers, out var maxIo);
         var current = ThreadPoolMonitor.MinThreads();
         var errors = new Dictionary<string, string[]>(StringComparer.Ordinal);
@@ -100,13 +101,8 @@ public static class ThreadPoolHealthEndpoints
         return TypedResults.Ok(MinThreadsAnswer(accepted, workerCount, ioCount));
     }
 
-    private static IResult ResetMinThreads(HttpContext context, IHostEnvironment environment, ThreadPoolMonitor monitor)
+    private static Ok<MinThreadsResult> ResetMinThreads(ThreadPoolMonitor monitor)
     {
-        if (!IsAllowed(context, environment))
-        {
-            return Forbidden(context);
-        }
-
         var accepted = ThreadPool.SetMinThreads(monitor.StartupMinWorkerThreads, monitor.StartupMinIoThreads);
         return TypedResults.Ok(MinThreadsAnswer(accepted, monitor.StartupMinWorkerThreads, monitor.StartupMinIoThreads));
     }
@@ -119,13 +115,8 @@ public static class ThreadPoolHealthEndpoints
         return new MinThreadsResult(accepted, requestedWorkers, requestedIo, workers, io, Environment.ProcessorCount, ThreadPool.ThreadCount);
     }
 
-    private static IResult StartLoad(HttpContext context, IHostEnvironment environment, LoadRunLauncher launcher, IServer server, string? scenario, string? connections, string? durationSeconds)
+    private static IResult StartLoad(LoadRunLauncher launcher, IServer server, string? scenario, string? connections, string? durationSeconds)
     {
-        if (!IsAllowed(context, environment))
-        {
-            return Forbidden(context);
-        }
-
         var errors = new Dictionary<string, string[]>(StringComparer.Ordinal);
         if (scenario is null || !LoadRunLauncher.Scenarios.Contains(scenario, StringComparer.Ordinal))
         {
@@ -186,14 +177,6 @@ public static class ThreadPoolHealthEndpoints
 
     private static long? ParseSequence(string? value) =>
         long.TryParse(value, NumberStyles.None, CultureInfo.InvariantCulture, out var sequence) ? sequence : null;
-
-    // The workaround and the load control change how the whole process behaves: only for a developer at the machine.
-    private static bool IsAllowed(HttpContext context, IHostEnvironment environment) =>
-        environment.IsDevelopment() || context.Connection.RemoteIpAddress is { } remote && IPAddress.IsLoopback(remote);
-
-    private static ProblemHttpResult Forbidden(HttpContext context) =>
-        TypedResults.Problem(statusCode: StatusCodes.Status403Forbidden, title: "Only from this machine or in Development.",
-            detail: $"{context.Request.Method} {context.Request.Path} changes the whole process; it answers loopback clients, or any client when ASPNETCORE_ENVIRONMENT is Development.");
 }
 
 /// <summary>The answer of the workaround: whether the runtime accepted it, and the values it reads back.</summary>
