@@ -130,7 +130,9 @@ public sealed class StarvationScenariosController(MockDatabase database, IOption
     /// <param name="cancellationToken">Cancelled when the client goes away.</param>
     [HttpGet("taskburst")]
     [EnableRateLimiting(ScenarioConcurrencyLimits.BlockingTaskBurstPolicy)]
-    public async Task<string> TaskBurst(
+    [ProducesResponseType(StatusCodes.Status200OK)]
+    [ProducesResponseType(StatusCodes.Status503ServiceUnavailable)]
+    public async Task<ActionResult<string>> TaskBurst(
         [FromQuery, Range(1, MaxBurstCount)] int? count,
         [FromQuery] TaskBurstMode? mode,
         [FromQuery, Range(0, MaxDelayMs)] int? delayMs,
@@ -156,7 +158,16 @@ public sealed class StarvationScenariosController(MockDatabase database, IOption
                 : Task.Run(async () => await Task.Delay(delay, stop.Token), stop.Token);
         }
 
-        await Task.WhenAll(burst).WaitAsync(stop.Token);
+        try
+        {
+            await Task.WhenAll(burst).WaitAsync(stop.Token);
+        }
+        catch (OperationCanceledException) when (lifetime.ApplicationStopping.IsCancellationRequested && !cancellationToken.IsCancellationRequested)
+        {
+            return Problem(statusCode: StatusCodes.Status503ServiceUnavailable, title: "The app is stopping.",
+                detail: $"The burst was dropped after {elapsed.ElapsedMilliseconds} ms; its tasks not yet started never ran.");
+        }
+
         elapsed.Stop();
 
         return $"success:taskburst mode={burstMode.ToString().ToLowerInvariant()} count={tasks} delayMs={(long)delay.TotalMilliseconds} elapsedMs={elapsed.ElapsedMilliseconds}";

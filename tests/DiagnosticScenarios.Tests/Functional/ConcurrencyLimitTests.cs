@@ -1,0 +1,55 @@
+using System.Net;
+using Microsoft.AspNetCore.Hosting;
+using Microsoft.AspNetCore.Mvc.Testing;
+
+namespace DiagnosticScenarios.Tests.Functional;
+
+/// <summary>The destructive scenarios are bounded at once, not only per request: beyond the limit, 429 ProblemDetails with Retry-After.</summary>
+public sealed class ConcurrencyLimitTests
+{
+    private const string HeldBurst = "/api/diagscenario/taskburst?count=1&mode=blocking&delayMs=3000";
+
+    [Fact]
+    public async Task BlockingTaskBurst_Answers429WithRetryAfter_BeyondTheConfiguredLimit_AndAsyncBurstsAreNotLimited()
+    {
+        await using var factory = new WebApplicationFactory<Program>().WithWebHostBuilder(b => b
+            .UseSetting("Scenarios:ConcurrencyLimits:BlockingTaskBurst", "1")
+            .UseSetting("Scenarios:ConcurrencyLimits:RetryAfterSeconds", "7"));
+        using var client = factory.CreateClient();
+
+        var held = client.GetAsync(new Uri(HeldBurst, UriKind.Relative));
+        HttpResponseMessage? refused = null;
+        HttpStatusCode? asyncWhileHeld = null;
+        while (!held.IsCompleted && refused is null)
+        {
+            var second = await client.GetAsync(ShortBurst("blocking")).DefaultTimeout();
+            if (second.StatusCode == HttpStatusCode.TooManyRequests)
+            {
+                refused = second;
+                using var asyncBurst = await client.GetAsync(ShortBurst("async")).DefaultTimeout();
+                asyncWhileHeld = asyncBurst.StatusCode;
+            }
+            else
+            {
+                second.Dispose();
+            }
+        }
+
+        using var first = await held.DefaultTimeout();
+        using var afterwards = await client.GetAsync(ShortBurst("blocking")).DefaultTimeout();
+
+        Assert.Equal(HttpStatusCode.OK, first.StatusCode);
+        Assert.True(refused is not null, "No second blocking burst was refused while the first held the only permit.");
+        using (refused)
+        {
+            var problem = await ProblemDetailsAssert.IsProblemAsync(refused, HttpStatusCode.TooManyRequests);
+            Assert.Equal(TimeSpan.FromSeconds(7), refused.Headers.RetryAfter?.Delta);
+            Assert.Contains("Scenarios:ConcurrencyLimits", problem.GetProperty("detail").GetString(), StringComparison.Ordinal);
+        }
+
+        Assert.Equal(HttpStatusCode.OK, asyncWhileHeld);
+        Assert.Equal(HttpStatusCode.OK, afterwards.StatusCode);
+    }
+
+    private static Uri ShortBurst(string mode) => new($"/api/diagscenario/taskburst?count=1&mode={mode}&delayMs=0", UriKind.Relative);
+}
