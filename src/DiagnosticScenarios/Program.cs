@@ -30,6 +30,9 @@ var app = builder.Build();
 app.UseExceptionHandler();
 app.UseStatusCodePages();
 
+// A query parameter given twice or empty, or a control character in the path or query, is a 400, never a silent misreading.
+app.UseInputRules();
+
 // At most Scenarios:ConcurrencyLimits of each destructive scenario at once; beyond, 429 with Retry-After.
 app.UseRateLimiter();
 
