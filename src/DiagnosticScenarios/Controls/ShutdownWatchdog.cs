@@ -10,6 +10,9 @@ namespace DiagnosticScenarios.Controls;
 /// </summary>
 public sealed partial class ShutdownWatchdog(IOptions<HostOptions> hostOptions, ILogger<ShutdownWatchdog> logger) : IHostedService, IDisposable
 {
+    /// <summary>The exit code of a stop the host could not finish in time.</summary>
+    public const int ForcedExitCode = 3;
+
     private readonly List<PosixSignalRegistration> _registrations = [];
     private int _armed;
 
@@ -50,9 +53,6 @@ public sealed partial class ShutdownWatchdog(IOptions<HostOptions> hostOptions, 
             Environment.Exit(ForcedExitCode);
         }, maxStackSize: 256 * 1024) { Name = "shutdown-watchdog", IsBackground = true }.Start();
     }
-
-    /// <summary>The exit code of a stop the host could not finish in time.</summary>
-    public const int ForcedExitCode = 3;
 
     [LoggerMessage(EventId = 5201, Level = LogLevel.Information, Message = "Stopping: the process ends within the shutdown timeout of {TimeoutSeconds} s")]
     private static partial void LogArmed(ILogger logger, double timeoutSeconds);

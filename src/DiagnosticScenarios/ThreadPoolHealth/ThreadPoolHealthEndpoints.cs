@@ -1,10 +1,10 @@
 using System.Globalization;
 using System.Text.Json;
+using DiagnosticScenarios.Controls;
 using Microsoft.AspNetCore.Hosting.Server;
 using Microsoft.AspNetCore.Hosting.Server.Features;
 using Microsoft.AspNetCore.Http.HttpResults;
 using Microsoft.AspNetCore.Http.Json;
-using DiagnosticScenarios.Controls;
 using Microsoft.Extensions.Options;
 
 namespace DiagnosticScenarios.ThreadPoolHealth;
