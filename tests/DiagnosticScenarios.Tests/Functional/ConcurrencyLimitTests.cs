@@ -1,6 +1,9 @@
 using System.Net;
 using Microsoft.AspNetCore.Hosting;
 using Microsoft.AspNetCore.Mvc.Testing;
+using Microsoft.AspNetCore.RateLimiting;
+using Microsoft.AspNetCore.Routing;
+using Microsoft.Extensions.DependencyInjection;
 
 namespace DiagnosticScenarios.Tests.Functional;
 
@@ -49,6 +52,24 @@ public sealed class ConcurrencyLimitTests
 
         Assert.Equal(HttpStatusCode.OK, asyncWhileHeld);
         Assert.Equal(HttpStatusCode.OK, afterwards.StatusCode);
+    }
+
+    [Theory]
+    [InlineData("api/diagscenario/deadlock")]
+    [InlineData("api/diagscenario/highcpu/{milliseconds}")]
+    [InlineData("api/diagscenario/memspike/{seconds}")]
+    [InlineData("api/diagscenario/memleak/{kb}")]
+    [InlineData("api/diagscenario/taskburst")]
+    public async Task DestructiveScenario_HasAConcurrencyPolicyOfItsOwn(string route)
+    {
+        await using var factory = new WebApplicationFactory<Program>();
+
+        var endpoints = factory.Services.GetRequiredService<EndpointDataSource>().Endpoints.OfType<RouteEndpoint>();
+        var policies = endpoints.Where(e => e.Metadata.GetMetadata<EnableRateLimitingAttribute>() is not null)
+            .ToDictionary(e => e.RoutePattern.RawText!, e => e.Metadata.GetMetadata<EnableRateLimitingAttribute>()!.PolicyName);
+
+        Assert.True(policies.ContainsKey(route), $"{route} has no concurrency policy; limited: {string.Join(", ", policies.Keys)}");
+        Assert.Single(policies.Values, policies[route]);
     }
 
     private static Uri ShortBurst(string mode) => new($"/api/diagscenario/taskburst?count=1&mode={mode}&delayMs=0", UriKind.Relative);
