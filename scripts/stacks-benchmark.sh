@@ -48,7 +48,7 @@ done
 
 for i in $(seq "$runs"); do
   start=$(date +%s.%N)
-  json=$(curl -sf -m 30 -X POST "$base/api/threadpool/stacks")
+  json=$(curl -sf -m 30 -X POST -H 'X-DiagnosticScenarios-Control: 1' "$base/api/threadpool/stacks")
   end=$(date +%s.%N)
   python3 - app "$start" "$end" "$(rss VmHWM)" "$json" >>"$results" <<'PY'
 import json, sys

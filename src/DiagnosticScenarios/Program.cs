@@ -27,6 +27,9 @@ builder.Services.AddControls(builder.Configuration);
 // The stack capture: who holds the pool threads, taken on starvation or on request, off the pool.
 builder.Services.AddStackCapture(builder.Configuration);
 
+// The gate in front of every control that changes the process (Controls:AllowRemoteClients opens it), and a stop that a starved pool cannot hold up.
+builder.Services.AddControlGate(builder.Configuration);
+
 // OpenAPI document at /openapi/v1.json; Swagger UI reads it at /swagger.
 builder.Services.AddOpenApi();
 
@@ -35,6 +38,12 @@ var app = builder.Build();
 // Unhandled exceptions and empty 4xx answers (unknown route, wrong method) become ProblemDetails.
 app.UseExceptionHandler();
 app.UseStatusCodePages();
+
+// A query parameter given twice or empty, or a control character in the path or query, is a 400, never a silent misreading.
+app.UseInputRules();
+
+// At most Scenarios:ConcurrencyLimits of each destructive scenario at once; beyond, 429 with Retry-After.
+app.UseRateLimiter();
 
 app.MapOpenApi();
 app.UseSwaggerUI(options => options.SwaggerEndpoint("/openapi/v1.json", "DiagnosticScenarios"));

@@ -14,21 +14,15 @@ internal static class LoadEndpoints
         controls.MapGet("/load", (LoadRunLauncher launcher) => TypedResults.Ok(new { launcher.Current, launcher.RunnerPath, LoadRunLauncher.Scenarios }))
             .WithSummary("The load run started from the page, if any, and the scenarios it can target.");
 
-        controls.MapPost("/load", StartLoad)
-            .WithSummary("Starts the load runner as a separate process against a scenario (Development or loopback only; at most 500 connections and 120 s, one run at a time).");
+        controls.MapPost("/load", StartLoad).RequireControlGate()
+            .WithSummary("Starts the load runner as a separate process against a scenario (a control: loopback only, with the X-DiagnosticScenarios-Control header; at most 500 connections and 120 s, one run at a time).");
 
-        controls.MapDelete("/load", (HttpContext context, IHostEnvironment environment, LoadRunLauncher launcher) =>
-                ControlAccess.IsAllowed(context, environment) ? Results.Ok(launcher.Stop()) : ControlAccess.Forbidden(context))
-            .WithSummary("Stops the load run in progress (Development or loopback only).");
+        controls.MapDelete("/load", (LoadRunLauncher launcher) => TypedResults.Ok(launcher.Stop())).RequireControlGate()
+            .WithSummary("Stops the load run in progress (a control: loopback only, with the X-DiagnosticScenarios-Control header).");
     }
 
-    private static IResult StartLoad(HttpContext context, IHostEnvironment environment, LoadRunLauncher launcher, IServer server, string? scenario, string? connections, string? durationSeconds)
+    private static IResult StartLoad(LoadRunLauncher launcher, IServer server, string? scenario, string? connections, string? durationSeconds)
     {
-        if (!ControlAccess.IsAllowed(context, environment))
-        {
-            return ControlAccess.Forbidden(context);
-        }
-
         var parameters = new ControlParameters();
         if (scenario is null || !LoadRunLauncher.Scenarios.Contains(scenario, StringComparer.Ordinal))
         {

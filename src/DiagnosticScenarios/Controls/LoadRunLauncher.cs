@@ -15,6 +15,9 @@ public sealed partial class LoadRunLauncher(IConfiguration configuration, ILogge
     public const int MaxDurationSeconds = 120;
     private const int MaxOutputChars = 64 * 1024;
 
+    // A process the runner left behind can hold its output open after it has exited; the run is over all the same.
+    private static readonly TimeSpan OutputGrace = TimeSpan.FromSeconds(2);
+
     // What the runner may be pointed at: the catalogue's loadable scenarios, never an arbitrary URL.
     public static readonly IReadOnlyList<string> Scenarios = [.. ScenarioCatalogue.Loadable.Select(s => s.Route.TrimStart('/')["api/".Length..])];
 
@@ -105,6 +108,7 @@ public sealed partial class LoadRunLauncher(IConfiguration configuration, ILogge
         var output = ReadBoundedAsync(process.StandardOutput);
         var error = ReadBoundedAsync(process.StandardError);
         int? exitCode = null;
+        string? failure = null;
         try
         {
             using var overstay = new CancellationTokenSource(limit);
@@ -121,18 +125,41 @@ public sealed partial class LoadRunLauncher(IConfiguration configuration, ILogge
             exitCode = process.ExitCode;
             LogFinished(logger, run.ProcessId, exitCode.Value);
         }
-        catch (InvalidOperationException)
+#pragma warning disable CA1031 // deliberate: whatever went wrong, the run is over and a new one must be able to start
+        catch (Exception e)
+#pragma warning restore CA1031
         {
-            // The app is shutting down and disposed the process: the run ends without an exit code.
+            // The app is shutting down and disposed the process, or watching it failed: the run ends without an exit code.
+            failure = e.Message;
         }
-
-        var finished = run with { Running = false, ExitCode = exitCode, Output = await output, Error = await error };
-        lock (_lock)
+        finally
         {
-            if (ReferenceEquals(_current, run))
+            var finished = run with
             {
-                _current = finished;
+                Running = false,
+                ExitCode = exitCode,
+                Output = await CollectAsync(output),
+                Error = failure is null ? await CollectAsync(error) : $"{await CollectAsync(error)}\n{failure}".Trim(),
+            };
+            lock (_lock)
+            {
+                if (ReferenceEquals(_current, run))
+                {
+                    _current = finished;
+                }
             }
+        }
+    }
+
+    private static async Task<string?> CollectAsync(Task<string> read)
+    {
+        try
+        {
+            return await read.WaitAsync(OutputGrace);
+        }
+        catch (Exception e) when (e is TimeoutException or IOException or ObjectDisposedException or InvalidOperationException)
+        {
+            return null;
         }
     }
 

@@ -1,4 +1,5 @@
 using DiagnosticScenarios.Detection;
+using Microsoft.AspNetCore.Http.HttpResults;
 
 namespace DiagnosticScenarios.Controls;
 
@@ -7,20 +8,15 @@ internal static class MinThreadsEndpoints
 {
     public static void MapMinThreads(this RouteGroupBuilder controls)
     {
-        controls.MapPut("/minthreads", SetMinThreads)
-            .WithSummary("ThreadPool.SetMinThreads(workers, io) live, the starvation workaround (Development or loopback only).");
+        controls.MapPut("/minthreads", SetMinThreads).RequireControlGate()
+            .WithSummary("ThreadPool.SetMinThreads(workers, io) live, the starvation workaround (a control: loopback only, with the X-DiagnosticScenarios-Control header).");
 
-        controls.MapDelete("/minthreads", ResetMinThreads)
-            .WithSummary("Restores the minimum threads the app started with (Development or loopback only).");
+        controls.MapDelete("/minthreads", ResetMinThreads).RequireControlGate()
+            .WithSummary("Restores the minimum threads the app started with (a control: loopback only, with the X-DiagnosticScenarios-Control header).");
     }
 
-    private static IResult SetMinThreads(HttpContext context, IHostEnvironment environment, string? workers, string? io)
+    private static IResult SetMinThreads(string? workers, string? io)
     {
-        if (!ControlAccess.IsAllowed(context, environment))
-        {
-            return ControlAccess.Forbidden(context);
-        }
-
         ThreadPool.GetMaxThreads(out var maxWorkers, out var maxIo);
         var parameters = new ControlParameters();
         var workerCount = parameters.Count("workers", workers, 1, maxWorkers, fallback: null);
@@ -34,13 +30,8 @@ internal static class MinThreadsEndpoints
         return TypedResults.Ok(Answer(accepted, workerCount, ioCount));
     }
 
-    private static IResult ResetMinThreads(HttpContext context, IHostEnvironment environment, StartupMinThreads startup)
+    private static Ok<MinThreadsResult> ResetMinThreads(StartupMinThreads startup)
     {
-        if (!ControlAccess.IsAllowed(context, environment))
-        {
-            return ControlAccess.Forbidden(context);
-        }
-
         var accepted = ThreadPool.SetMinThreads(startup.Value.Workers, startup.Value.Io);
         return TypedResults.Ok(Answer(accepted, startup.Value.Workers, startup.Value.Io));
     }

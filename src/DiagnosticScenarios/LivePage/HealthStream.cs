@@ -19,6 +19,12 @@ internal static class HealthStream
 
     public static IResult Open(HttpContext context, HealthSampler sampler, IHostApplicationLifetime lifetime, string? after)
     {
+        if (after is not null && ParseSequence(after) is null)
+        {
+            return TypedResults.ValidationProblem(new Dictionary<string, string[]> { ["after"] = [$"The value '{after}' is not valid: after must be a whole number from 0."] },
+                title: "One or more parameters are not valid.");
+        }
+
         var last = ParseSequence(context.Request.Headers["Last-Event-ID"].ToString()) ?? ParseSequence(after)
             ?? Math.Max(0, sampler.LatestSequence - InitialBacklog);
         context.Response.Headers["X-Accel-Buffering"] = "no";

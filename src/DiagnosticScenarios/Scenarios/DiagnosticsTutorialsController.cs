@@ -1,6 +1,7 @@
 using System.ComponentModel.DataAnnotations;
 using System.Diagnostics;
 using Microsoft.AspNetCore.Mvc;
+using Microsoft.AspNetCore.RateLimiting;
 
 namespace DiagnosticScenarios.Scenarios;
 
@@ -19,6 +20,7 @@ public sealed class DiagnosticsTutorialsController(DeadlockScenario deadlock, Me
     /// and the request answers once the deadlock holds. At most one deadlock per process: a second call answers 409 at once.
     /// </remarks>
     [HttpGet("deadlock")]
+    [EnableRateLimiting(ScenarioConcurrencyLimits.DeadlockPolicy)]
     [ProducesResponseType(StatusCodes.Status200OK)]
     [ProducesResponseType(StatusCodes.Status409Conflict)]
     public async Task<ActionResult<string>> Deadlock(CancellationToken cancellationToken)
@@ -39,6 +41,7 @@ public sealed class DiagnosticsTutorialsController(DeadlockScenario deadlock, Me
     /// <summary>BAD (on purpose): one thread spins at 100 % CPU for the given time.</summary>
     /// <param name="milliseconds">How long to spin (1–60000).</param>
     [HttpGet("highcpu/{milliseconds}")]
+    [EnableRateLimiting(ScenarioConcurrencyLimits.HighCpuPolicy)]
     public string HighCpu([FromRoute, Range(1, 60_000)] int milliseconds)
     {
         var watch = Stopwatch.StartNew();
@@ -54,6 +57,7 @@ public sealed class DiagnosticsTutorialsController(DeadlockScenario deadlock, Me
     /// <param name="seconds">How long to run the waves (1–300).</param>
     /// <param name="cancellationToken">Cancelled when the client goes away.</param>
     [HttpGet("memspike/{seconds}")]
+    [EnableRateLimiting(ScenarioConcurrencyLimits.MemSpikePolicy)]
     public async Task<string> MemSpike([FromRoute, Range(1, 300)] int seconds, CancellationToken cancellationToken)
     {
         var deadline = Stopwatch.StartNew();
@@ -82,6 +86,7 @@ public sealed class DiagnosticsTutorialsController(DeadlockScenario deadlock, Me
     /// <remarks>The total per process is capped by <c>Scenarios:MemLeakCapKb</c>; past it the call answers 409 and allocates nothing.</remarks>
     /// <param name="kb">Roughly how many kilobytes to leak (1–1000000).</param>
     [HttpGet("memleak/{kb}")]
+    [EnableRateLimiting(ScenarioConcurrencyLimits.MemLeakPolicy)]
     [ProducesResponseType(StatusCodes.Status200OK)]
     [ProducesResponseType(StatusCodes.Status409Conflict)]
     public ActionResult<string> MemLeak([FromRoute, Range(1, 1_000_000)] int kb)

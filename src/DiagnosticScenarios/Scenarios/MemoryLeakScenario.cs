@@ -1,3 +1,4 @@
+using System.Collections.Concurrent;
 using Microsoft.Extensions.Options;
 
 namespace DiagnosticScenarios.Scenarios;
@@ -6,44 +7,37 @@ namespace DiagnosticScenarios.Scenarios;
 public sealed class MemoryLeakScenario(IOptions<ScenarioOptions> options)
 {
     // Roots every leaked customer for the life of the process: the leak the tutorial hunts.
-    private static readonly List<Customer> LeakedCustomers = [];
-    private static readonly Lock Gate = new();
+    private static readonly ConcurrentQueue<Customer[]> LeakedCustomers = new();
     private static long s_leakedKb;
 
-    public long LeakedKb
-    {
-        get
-        {
-            lock (Gate)
-            {
-                return s_leakedKb;
-            }
-        }
-    }
+    public long LeakedKb => Interlocked.Read(ref s_leakedKb);
 
     /// <summary>Leaks about <paramref name="kb"/> kilobytes unless that would pass the configured cap.</summary>
+    /// <remarks>The kilobytes are reserved first and allocated after, outside any lock: a large leak never blocks another request.</remarks>
     public bool TryLeak(int kb, out long leakedKb, out long capKb)
     {
         capKb = options.Value.MemLeakCapKb;
-        lock (Gate)
+        long before;
+        do
         {
-            leakedKb = s_leakedKb;
-            if (s_leakedKb + kb > capKb)
+            before = Interlocked.Read(ref s_leakedKb);
+            if (before + kb > capKb)
             {
+                leakedKb = before;
                 return false;
             }
-
-            // About 100 bytes per customer, as in the tutorial's sample.
-            var customers = kb * 1000 / 100;
-            LeakedCustomers.EnsureCapacity(LeakedCustomers.Count + customers);
-            for (var i = 0; i < customers; i++)
-            {
-                LeakedCustomers.Add(new Customer(Guid.NewGuid().ToString()));
-            }
-
-            s_leakedKb += kb;
-            leakedKb = s_leakedKb;
-            return true;
         }
+        while (Interlocked.CompareExchange(ref s_leakedKb, before + kb, before) != before);
+
+        // About 100 bytes per customer, as in the tutorial's sample.
+        var customers = new Customer[kb * 1000 / 100];
+        for (var i = 0; i < customers.Length; i++)
+        {
+            customers[i] = new Customer(Guid.NewGuid().ToString());
+        }
+
+        LeakedCustomers.Enqueue(customers);
+        leakedKb = before + kb;
+        return true;
     }
 }

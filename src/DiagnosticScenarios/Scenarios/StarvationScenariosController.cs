@@ -2,6 +2,7 @@ using System.ComponentModel.DataAnnotations;
 using System.Diagnostics;
 using System.Text.Json.Serialization;
 using Microsoft.AspNetCore.Mvc;
+using Microsoft.AspNetCore.RateLimiting;
 using Microsoft.Extensions.Options;
 
 namespace DiagnosticScenarios.Scenarios;
@@ -13,7 +14,7 @@ namespace DiagnosticScenarios.Scenarios;
 [ApiController]
 [Route("api/diagscenario")]
 [Produces("text/plain")]
-public sealed class StarvationScenariosController(MockDatabase database, IOptions<ScenarioOptions> options) : ControllerBase
+public sealed class StarvationScenariosController(MockDatabase database, IOptions<ScenarioOptions> options, IHostApplicationLifetime lifetime) : ControllerBase
 {
     private const int MaxDelayMs = 60_000;
     private const int MaxBurstCount = 10_000;
@@ -121,13 +122,17 @@ public sealed class StarvationScenariosController(MockDatabase database, IOption
     /// <remarks>
     /// The console experiment: async finishes in about one delay. Blocking needs about a thread per task, because each
     /// Task.Delay completion waits in the pool queue behind the tasks not yet started; on two cores that takes minutes.
+    /// Tasks not yet started when the client goes away, or the app stops, never start.
     /// </remarks>
     /// <param name="count">How many tasks to start (1–10000, default 1000).</param>
     /// <param name="mode"><c>blocking</c> or <c>async</c> (default blocking).</param>
     /// <param name="delayMs">How long each task waits, in milliseconds (0–60000, default 1000).</param>
     /// <param name="cancellationToken">Cancelled when the client goes away.</param>
     [HttpGet("taskburst")]
-    public async Task<string> TaskBurst(
+    [EnableRateLimiting(ScenarioConcurrencyLimits.BlockingTaskBurstPolicy)]
+    [ProducesResponseType(StatusCodes.Status200OK)]
+    [ProducesResponseType(StatusCodes.Status503ServiceUnavailable)]
+    public async Task<ActionResult<string>> TaskBurst(
         [FromQuery, Range(1, MaxBurstCount)] int? count,
         [FromQuery] TaskBurstMode? mode,
         [FromQuery, Range(0, MaxDelayMs)] int? delayMs,
@@ -137,6 +142,9 @@ public sealed class StarvationScenariosController(MockDatabase database, IOption
         var burstMode = mode ?? TaskBurstMode.Blocking;
         var delay = TimeSpan.FromMilliseconds(delayMs ?? options.Value.TaskBurstDelayMs);
 
+        // Noticed off the pool, so a starved pool still drops the tasks of a client that has gone.
+        using var stop = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken, lifetime.ApplicationStopping);
+        using var watch = ClientDisconnectWatch.Start(HttpContext, stop);
         var elapsed = Stopwatch.StartNew();
         var burst = new Task[tasks];
         for (var i = 0; i < tasks; i++)
@@ -144,13 +152,22 @@ public sealed class StarvationScenariosController(MockDatabase database, IOption
             burst[i] = burstMode == TaskBurstMode.Blocking
 #pragma warning disable VSTHRD002, VSTHRD110 // deliberate: each task blocks a pool thread on purpose
                 // BAD: .Wait() parks a pool thread per task; the pool must grow to run them all.
-                ? Task.Run(() => Task.Delay(delay).Wait(), CancellationToken.None)
+                ? Task.Run(() => Task.Delay(delay).Wait(stop.Token), stop.Token)
 #pragma warning restore VSTHRD002, VSTHRD110
                 // GOOD: await releases the thread; all tasks wait at once on timers.
-                : Task.Run(async () => await Task.Delay(delay, cancellationToken), cancellationToken);
+                : Task.Run(async () => await Task.Delay(delay, stop.Token), stop.Token);
         }
 
-        await Task.WhenAll(burst).WaitAsync(cancellationToken);
+        try
+        {
+            await Task.WhenAll(burst).WaitAsync(stop.Token);
+        }
+        catch (OperationCanceledException) when (lifetime.ApplicationStopping.IsCancellationRequested && !cancellationToken.IsCancellationRequested)
+        {
+            return Problem(statusCode: StatusCodes.Status503ServiceUnavailable, title: "The app is stopping.",
+                detail: $"The burst was dropped after {elapsed.ElapsedMilliseconds} ms; its tasks not yet started never ran.");
+        }
+
         elapsed.Stop();
 
         return $"success:taskburst mode={burstMode.ToString().ToLowerInvariant()} count={tasks} delayMs={(long)delay.TotalMilliseconds} elapsedMs={elapsed.ElapsedMilliseconds}";

@@ -25,11 +25,10 @@ public static class StackCaptureRegistration
                     detail: "The app captures its threads when the detector declares starvation; POST /api/threadpool/stacks takes one now."))
             .WithSummary("The latest grouped stack capture of the app's own threads: groups of identical stacks, most first, each with its blocking frame and app frame.");
 
-        api.MapPost("", async (HttpContext context, IHostEnvironment environment, StackCaptureService capture) =>
-                ControlAccess.IsAllowed(context, environment)
-                    ? Results.Ok(await capture.CaptureNowAsync().WaitAsync(context.RequestAborted))
-                    : ControlAccess.Forbidden(context))
-            .WithSummary("Takes a grouped stack capture of the app's own threads now (Development or loopback only).");
+        api.MapPost("", async (HttpContext context, StackCaptureService capture) =>
+                TypedResults.Ok(await capture.CaptureNowAsync().WaitAsync(context.RequestAborted)))
+            .RequireControlGate()
+            .WithSummary("Takes a grouped stack capture of the app's own threads now (a control: loopback only, with the X-DiagnosticScenarios-Control header).");
 
         return endpoints;
     }

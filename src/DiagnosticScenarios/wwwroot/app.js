@@ -136,7 +136,7 @@ function onSample(event) {
 }
 
 async function call(method, url) {
-  const response = await fetch(url, { method });
+  const response = await fetch(url, { method, headers: { 'X-DiagnosticScenarios-Control': '1' } });
   const body = await response.json().catch(() => ({}));
   return `${response.status} ${JSON.stringify(body, null, 2)}`;
 }

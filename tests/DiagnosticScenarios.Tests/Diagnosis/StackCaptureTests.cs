@@ -2,6 +2,7 @@ using System.Diagnostics;
 using System.Net;
 using System.Net.Http.Json;
 using System.Text.RegularExpressions;
+using DiagnosticScenarios.Controls;
 using DiagnosticScenarios.Diagnosis;
 using DiagnosticScenarios.StackCapture;
 using DiagnosticScenarios.Tests.Load;
@@ -11,6 +12,7 @@ namespace DiagnosticScenarios.Tests.Diagnosis;
 
 /// <summary>The app's capture of its own threads, taken in its own process by the detector, served and retaken over HTTP.</summary>
 [Collection(LoadCollectionDefinition.Name)]
+[Trait(TestCategory.Name, TestCategory.Load)]
 public sealed partial class StackCaptureTests(ITestOutputHelper output)
 {
     private const int HeldRequests = 20;
@@ -27,7 +29,8 @@ public sealed partial class StackCaptureTests(ITestOutputHelper output)
 
         // Cooperative blocking lets the pool recover within seconds, while the requests are still held.
         var automatic = await PollLatestAsync(client, server, TimeSpan.FromSeconds(15));
-        using var post = await client.PostAsync(Stacks, content: null).TimeoutAfter(TimeSpan.FromSeconds(10));
+        using var capture = new HttpRequestMessage(HttpMethod.Post, Stacks) { Headers = { { ControlGate.HeaderName, "1" } } };
+        using var post = await client.SendAsync(capture).TimeoutAfter(TimeSpan.FromSeconds(10));
         var requested = await post.Content.ReadFromJsonAsync<StackCaptureResult>().DefaultTimeout();
 
         Assert.Equal(HttpStatusCode.NotFound, before.StatusCode);

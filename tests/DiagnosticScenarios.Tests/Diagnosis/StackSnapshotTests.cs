@@ -6,6 +6,7 @@ namespace DiagnosticScenarios.Tests.Diagnosis;
 
 /// <summary>Stack snapshots of a server process whose pool threads are held by blocking requests.</summary>
 [Collection(LoadCollectionDefinition.Name)]
+[Trait(TestCategory.Name, TestCategory.Load)]
 public sealed class StackSnapshotTests(ITestOutputHelper output)
 {
     private const int HeldRequests = 20;

@@ -10,6 +10,7 @@ namespace DiagnosticScenarios.Tests.Diagnosis;
 /// while the trace records, so the requests are short and keep coming.
 /// </summary>
 [Collection(LoadCollectionDefinition.Name)]
+[Trait(TestCategory.Name, TestCategory.Load)]
 public sealed class WaitAnalysisTests(ITestOutputHelper output)
 {
     private const int Workers = 20;

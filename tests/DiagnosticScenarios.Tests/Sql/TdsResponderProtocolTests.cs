@@ -1,5 +1,7 @@
 using System.Buffers.Binary;
 using System.Diagnostics;
+using System.Net;
+using System.Net.Sockets;
 using System.Text;
 using DiagnosticScenarios.Sql.Tds;
 using Microsoft.Extensions.Logging.Abstractions;
@@ -13,6 +15,64 @@ public sealed class TdsResponderProtocolTests : IDisposable
     public TdsResponderProtocolTests() => _responder.Start();
 
     public void Dispose() => _responder.Dispose();
+
+    [Fact]
+    public void OversizedMessage_ClosesThatConnectionOnly()
+    {
+        using var other = new RawTdsClient(_responder.Port);
+        other.Login();
+        using var oversized = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp) { ReceiveTimeout = 3_000 };
+        oversized.Connect(new IPEndPoint(IPAddress.Loopback, _responder.Port));
+
+        var sent = SendBatchPackets(oversized, TdsProtocol.MaxMessageLength + 1);
+        var closed = IsClosedByServer(oversized);
+        other.Send(0x01, RawTdsClient.SqlBatch("WAITFOR DELAY '00:00:00.010'"));
+        var response = other.Receive();
+
+        Assert.True(closed, $"The responder kept a connection open after {sent} bytes of one message (limit {TdsProtocol.MaxMessageLength}).");
+        Assert.Equal(0x0000, RawTdsClient.FinalDoneStatus(response));
+    }
+
+    // The start of one SQL batch, this many payload bytes in 4 KB packets and not yet ended; stops early when the server closes the connection.
+    private static int SendBatchPackets(Socket socket, int payloadLength)
+    {
+        var sent = 0;
+        try
+        {
+            while (sent < payloadLength)
+            {
+                var length = Math.Min(4088, payloadLength - sent);
+                var packet = new byte[8 + length];
+                packet[0] = 0x01;
+                BinaryPrimitives.WriteUInt16BigEndian(packet.AsSpan(2), (ushort)packet.Length);
+                socket.Send(packet);
+                sent += length;
+            }
+        }
+        catch (SocketException)
+        {
+            // Reset by the server part-way: what an oversized message should get.
+        }
+
+        return sent;
+    }
+
+    private static bool IsClosedByServer(Socket socket)
+    {
+        try
+        {
+            var buffer = new byte[4096];
+            return socket.Receive(buffer) == 0;
+        }
+        catch (SocketException e) when (e.SocketErrorCode is SocketError.ConnectionReset or SocketError.ConnectionAborted)
+        {
+            return true;
+        }
+        catch (SocketException e) when (e.SocketErrorCode is SocketError.TimedOut)
+        {
+            return false;
+        }
+    }
 
     [Fact]
     public void PreLogin_AnswersEncryptionNotSupported()

@@ -17,6 +17,7 @@ public sealed class LoadControlTests
     {
         await using var app = await HealthApp.StartAsync();
         using var client = app.CreateClient();
+        client.DefaultRequestHeaders.Add(DiagnosticScenarios.Controls.ControlGate.HeaderName, "1");
 
         using var started = await client.PostAsync(new Uri("/api/threadpool/load?scenario=diagscenario/taskasyncwait&connections=20&durationSeconds=3", UriKind.Relative), null).WaitAsync(Timeout);
         var run = await started.Content.ReadFromJsonAsync<JsonElement>().WaitAsync(Timeout);

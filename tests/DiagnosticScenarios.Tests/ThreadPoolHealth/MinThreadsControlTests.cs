@@ -1,6 +1,7 @@
 using System.Net;
 using System.Net.Http.Json;
 using System.Text.Json;
+using DiagnosticScenarios.Tests.Controls;
 using Microsoft.AspNetCore.Mvc.Testing;
 
 namespace DiagnosticScenarios.Tests.ThreadPoolHealth;
@@ -19,7 +20,8 @@ public sealed class MinThreadsControlTests
     {
         ThreadPool.GetMinThreads(out var startupWorkers, out var startupIo);
         await using var factory = new WebApplicationFactory<Program>();
-        using var client = factory.CreateClient();
+        using var loopback = factory.FromLoopback();
+        using var client = loopback.CreateControlClient();
         var requested = startupWorkers + 3;
         try
         {

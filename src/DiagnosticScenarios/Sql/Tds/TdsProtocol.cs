@@ -12,6 +12,9 @@ public static partial class TdsProtocol
     public const int HeaderLength = 8;
     public const int DefaultPacketSize = 4096;
 
+    /// <summary>The largest message the responder reassembles: a WAITFOR batch or a login is a few hundred bytes.</summary>
+    public const int MaxMessageLength = 64 * 1024;
+
     public const byte SqlBatch = 0x01;
     public const byte TabularResult = 0x04;
     public const byte Attention = 0x06;
@@ -39,6 +42,7 @@ public static partial class TdsProtocol
 
     /// <summary>Reads one whole message, reassembling it from as many packets as the sender split it into.</summary>
     /// <returns>The message, or null when the peer closed the connection before a new message began.</returns>
+    /// <exception cref="InvalidDataException">The message is malformed or longer than <see cref="MaxMessageLength"/>.</exception>
     public static TdsMessage? ReadMessage(Socket socket)
     {
         var header = new byte[HeaderLength];
@@ -67,6 +71,11 @@ public static partial class TdsProtocol
             else if (packetType != type)
             {
                 throw new InvalidDataException($"TDS packet of type 0x{packetType:X2} inside a message of type 0x{type:X2}.");
+            }
+
+            if (payload.Length + length - HeaderLength > MaxMessageLength)
+            {
+                throw new InvalidDataException($"TDS message of type 0x{type:X2} is longer than {MaxMessageLength} bytes.");
             }
 
             var body = new byte[length - HeaderLength];

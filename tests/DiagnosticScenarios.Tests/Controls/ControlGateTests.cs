@@ -1,0 +1,169 @@
+using System.Net;
+using System.Text.Json;
+using DiagnosticScenarios.Controls;
+using Microsoft.AspNetCore.Hosting;
+using Microsoft.AspNetCore.Http;
+using Microsoft.AspNetCore.Mvc.Testing;
+using Microsoft.AspNetCore.Routing;
+using Microsoft.Extensions.DependencyInjection;
+
+namespace DiagnosticScenarios.Tests.Controls;
+
+/// <summary>Every control that changes the process answers only a loopback client, on a loopback Host, with a request a foreign page cannot send without a preflight.</summary>
+public sealed class ControlGateTests(WebApplicationFactory<Program> factory) : IClassFixture<WebApplicationFactory<Program>>
+{
+    private const string Probe = "/api/threadpool/minthreads";
+    private static readonly IPAddress Remote = IPAddress.Parse("192.0.2.10");
+
+    public static TheoryData<string, string> Refusals() => new()
+    {
+        { "remote client", "loopback-client" },
+        { "no client address", "loopback-client" },
+        { "foreign Host", "loopback-host" },
+        { "form post without the header", "preflight" },
+        { "foreign Origin", "same-origin" },
+        { "null Origin", "same-origin" },
+    };
+
+    [Theory]
+    [MemberData(nameof(Refusals))]
+    public async Task Control_Answers403ProblemNamingTheRule_WhenARuleFails(string request, string rule)
+    {
+        // AllowedHosts widened, so the gate's own Host rule is what answers a foreign Host.
+        using var app = factory.WithWebHostBuilder(b => b.UseSetting("AllowedHosts", "*"));
+
+        var context = await app.Server.SendAsync(c => Describe(c, request)).DefaultTimeout();
+
+        var problem = await ReadProblemAsync(context, HttpStatusCode.Forbidden);
+        Assert.Equal(rule, problem.GetProperty("rule").GetString());
+        Assert.Contains("Controls:AllowRemoteClients", problem.GetProperty("detail").GetString(), StringComparison.Ordinal);
+    }
+
+    [Theory]
+    [InlineData("Development")]
+    [InlineData("Production")]
+    public async Task Control_RefusesARemoteClient_InEveryEnvironment(string environment)
+    {
+        using var app = factory.WithWebHostBuilder(b => b.UseEnvironment(environment));
+
+        var context = await app.Server.SendAsync(c => Describe(c, "remote client")).DefaultTimeout();
+
+        Assert.Equal(StatusCodes.Status403Forbidden, context.Response.StatusCode);
+    }
+
+    [Theory]
+    [InlineData("control header")]
+    [InlineData("JSON body")]
+    [InlineData("same Origin")]
+    public async Task Control_Answers_ALoopbackClientWithARequestThatNeedsAPreflight(string request)
+    {
+        var context = await factory.Server.SendAsync(c => Describe(c, request)).DefaultTimeout();
+
+        Assert.Equal(StatusCodes.Status200OK, context.Response.StatusCode);
+    }
+
+    [Fact]
+    public async Task Control_AnswersARemoteClient_OnlyWhenAllowRemoteClientsIsSet_AndStillWantsThePreflight()
+    {
+        using var open = factory.WithWebHostBuilder(b => b.UseSetting("Controls:AllowRemoteClients", "true"));
+
+        var withHeader = await open.Server.SendAsync(c => Describe(c, "remote client")).DefaultTimeout();
+        var formPost = await open.Server.SendAsync(c =>
+        {
+            Describe(c, "form post without the header");
+            c.Connection.RemoteIpAddress = Remote;
+        }).DefaultTimeout();
+
+        Assert.Equal(StatusCodes.Status200OK, withHeader.Response.StatusCode);
+        var problem = await ReadProblemAsync(formPost, HttpStatusCode.Forbidden);
+        Assert.Equal("preflight", problem.GetProperty("rule").GetString());
+    }
+
+    [Fact]
+    public async Task ForeignHost_Answers400_WithTheDefaultAllowedHosts()
+    {
+        var context = await factory.Server.SendAsync(c =>
+        {
+            Describe(c, "control header");
+            c.Request.Host = new HostString("rebound.example");
+        }).DefaultTimeout();
+
+        Assert.Equal(StatusCodes.Status400BadRequest, context.Response.StatusCode);
+    }
+
+    [Fact]
+    public async Task EveryRouteThatChangesTheProcess_IsBehindTheGate()
+    {
+        var controls = factory.Services.GetRequiredService<EndpointDataSource>().Endpoints.OfType<RouteEndpoint>()
+            .Where(e => e.RoutePattern.RawText?.StartsWith("/api/threadpool", StringComparison.Ordinal) == true)
+            .SelectMany(e => (e.Metadata.GetMetadata<HttpMethodMetadata>()?.HttpMethods ?? []).Select(m => (Method: m, Route: e.RoutePattern.RawText!)))
+            .Where(c => c.Method is not ("GET" or "HEAD"))
+            .ToList();
+
+        var answers = new List<string>();
+        foreach (var (method, route) in controls)
+        {
+            var context = await factory.Server.SendAsync(c =>
+            {
+                c.Request.Method = method;
+                c.Request.Path = route;
+                c.Connection.RemoteIpAddress = Remote;
+                c.Request.Headers[ControlGate.HeaderName] = "1";
+            }).DefaultTimeout();
+            answers.Add($"{method} {route}: {context.Response.StatusCode}");
+        }
+
+        Assert.True(controls.Count >= 4, string.Join(", ", answers));
+        Assert.All(answers, a => Assert.EndsWith(": 403", a, StringComparison.Ordinal));
+    }
+
+    private static void Describe(HttpContext context, string request)
+    {
+        context.Request.Method = HttpMethods.Delete;
+        context.Request.Path = Probe;
+        context.Request.Host = new HostString("localhost");
+        context.Connection.RemoteIpAddress = IPAddress.Loopback;
+        context.Request.Headers[ControlGate.HeaderName] = "1";
+        switch (request)
+        {
+            case "remote client":
+                context.Connection.RemoteIpAddress = Remote;
+                break;
+            case "no client address":
+                context.Connection.RemoteIpAddress = null;
+                break;
+            case "foreign Host":
+                context.Request.Host = new HostString("rebound.example");
+                break;
+            case "form post without the header":
+                context.Request.Headers.Remove(ControlGate.HeaderName);
+                context.Request.ContentType = "application/x-www-form-urlencoded";
+                break;
+            case "JSON body":
+                context.Request.Headers.Remove(ControlGate.HeaderName);
+                context.Request.ContentType = "application/json";
+                break;
+            case "foreign Origin":
+                context.Request.Headers.Origin = "http://attacker.example";
+                break;
+            case "null Origin":
+                context.Request.Headers.Origin = "null";
+                break;
+            case "same Origin":
+                context.Request.Headers.Origin = "http://localhost";
+                break;
+            case "control header":
+                break;
+            default:
+                throw new ArgumentOutOfRangeException(nameof(request), request, null);
+        }
+    }
+
+    private static async Task<JsonElement> ReadProblemAsync(HttpContext context, HttpStatusCode expected)
+    {
+        using var document = await JsonDocument.ParseAsync(context.Response.Body).DefaultTimeout();
+        Assert.Equal((int)expected, context.Response.StatusCode);
+        Assert.Equal("application/problem+json", context.Response.ContentType?.Split(';')[0]);
+        return document.RootElement.Clone();
+    }
+}

@@ -1,0 +1,93 @@
+using System.Net;
+using Microsoft.AspNetCore.Hosting;
+using Microsoft.AspNetCore.Mvc.Testing;
+using Microsoft.AspNetCore.RateLimiting;
+using Microsoft.AspNetCore.Routing;
+using Microsoft.Extensions.DependencyInjection;
+
+namespace DiagnosticScenarios.Tests.Functional;
+
+/// <summary>The destructive scenarios are bounded at once, not only per request: beyond the limit, 429 ProblemDetails with Retry-After.</summary>
+public sealed class ConcurrencyLimitTests
+{
+    private const string HeldBurst = "/api/diagscenario/taskburst?count=1&mode=blocking&delayMs=3000";
+
+    [Fact]
+    public async Task BlockingTaskBurst_Answers429WithRetryAfter_BeyondTheConfiguredLimit_AndAsyncBurstsAreNotLimited()
+    {
+        await using var factory = new WebApplicationFactory<Program>().WithWebHostBuilder(b => b
+            .UseSetting("Scenarios:ConcurrencyLimits:BlockingTaskBurst", "1")
+            .UseSetting("Scenarios:ConcurrencyLimits:RetryAfterSeconds", "7"));
+        using var client = factory.CreateClient();
+
+        var held = client.GetAsync(new Uri(HeldBurst, UriKind.Relative));
+        HttpResponseMessage? refused = null;
+        HttpStatusCode? asyncWhileHeld = null;
+        while (!held.IsCompleted && refused is null)
+        {
+            var second = await client.GetAsync(ShortBurst("blocking")).DefaultTimeout();
+            if (second.StatusCode == HttpStatusCode.TooManyRequests)
+            {
+                refused = second;
+                using var asyncBurst = await client.GetAsync(ShortBurst("async")).DefaultTimeout();
+                asyncWhileHeld = asyncBurst.StatusCode;
+            }
+            else
+            {
+                second.Dispose();
+            }
+        }
+
+        using var first = await held.DefaultTimeout();
+        // The permit returns when the first request's pipeline ends, a moment after its answer reached the client.
+        using var afterwards = await AdmittedWithinAsync(client, ShortBurst("blocking"), TimeSpan.FromSeconds(2));
+
+        Assert.Equal(HttpStatusCode.OK, first.StatusCode);
+        Assert.True(refused is not null, "No second blocking burst was refused while the first held the only permit.");
+        using (refused)
+        {
+            var problem = await ProblemDetailsAssert.IsProblemAsync(refused, HttpStatusCode.TooManyRequests);
+            Assert.Equal(TimeSpan.FromSeconds(7), refused.Headers.RetryAfter?.Delta);
+            Assert.Contains("Scenarios:ConcurrencyLimits", problem.GetProperty("detail").GetString(), StringComparison.Ordinal);
+        }
+
+        Assert.Equal(HttpStatusCode.OK, asyncWhileHeld);
+        Assert.Equal(HttpStatusCode.OK, afterwards.StatusCode);
+    }
+
+    [Theory]
+    [InlineData("api/diagscenario/deadlock")]
+    [InlineData("api/diagscenario/highcpu/{milliseconds}")]
+    [InlineData("api/diagscenario/memspike/{seconds}")]
+    [InlineData("api/diagscenario/memleak/{kb}")]
+    [InlineData("api/diagscenario/taskburst")]
+    public async Task DestructiveScenario_HasAConcurrencyPolicyOfItsOwn(string route)
+    {
+        await using var factory = new WebApplicationFactory<Program>();
+
+        var endpoints = factory.Services.GetRequiredService<EndpointDataSource>().Endpoints.OfType<RouteEndpoint>();
+        var policies = endpoints.Where(e => e.Metadata.GetMetadata<EnableRateLimitingAttribute>() is not null)
+            .ToDictionary(e => e.RoutePattern.RawText!, e => e.Metadata.GetMetadata<EnableRateLimitingAttribute>()!.PolicyName);
+
+        Assert.True(policies.ContainsKey(route), $"{route} has no concurrency policy; limited: {string.Join(", ", policies.Keys)}");
+        Assert.Single(policies.Values, policies[route]);
+    }
+
+    private static Uri ShortBurst(string mode) => new($"/api/diagscenario/taskburst?count=1&mode={mode}&delayMs=0", UriKind.Relative);
+
+    private static async Task<HttpResponseMessage> AdmittedWithinAsync(HttpClient client, Uri url, TimeSpan patience)
+    {
+        var deadline = DateTime.UtcNow + patience;
+        while (true)
+        {
+            var response = await client.GetAsync(url).DefaultTimeout();
+            if (response.StatusCode != HttpStatusCode.TooManyRequests || DateTime.UtcNow >= deadline)
+            {
+                return response;
+            }
+
+            response.Dispose();
+            await Task.Delay(50);
+        }
+    }
+}

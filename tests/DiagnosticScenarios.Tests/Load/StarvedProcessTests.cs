@@ -1,0 +1,164 @@
+using System.Diagnostics;
+using DiagnosticScenarios.LoadRunner.Server;
+using Xunit.Abstractions;
+
+namespace DiagnosticScenarios.Tests.Load;
+
+/// <summary>
+/// A starved process still obeys: it drops the work of a client that has gone, and a stop signal ends it.
+/// Each on a fresh server of its own with two processors, starved by a default blocking taskburst (1000 tasks of 1 s).
+/// </summary>
+[Collection(LoadCollectionDefinition.Name)]
+[Trait(TestCategory.Name, TestCategory.Load)]
+public sealed class StarvedProcessTests(ITestOutputHelper output)
+{
+    private const string DefaultBlockingBurst = "api/diagscenario/taskburst";
+    private static readonly TimeSpan PingPatience = TimeSpan.FromSeconds(1);
+    private static readonly TimeSpan ShutdownTimeout = TimeSpan.FromSeconds(5);
+
+    [Fact]
+    public async Task Ping_AnswersFastWithin15Seconds_AfterTheClientOfABlockingBurstLeaves()
+    {
+        await using var server = await LoadExperiment.StartServerAsync();
+        using var client = new HttpClient { BaseAddress = server.BaseAddress, Timeout = Timeout.InfiniteTimeSpan };
+        var burst = AbandonAfterAsync(client, TimeSpan.FromSeconds(3));
+
+        await Task.Delay(TimeSpan.FromSeconds(2));
+        var duringBurst = await PingAsync(client);
+        await burst.DefaultTimeout();
+        var left = Stopwatch.StartNew();
+        TimeSpan? answeredAfter = null;
+        while (left.Elapsed < TimeSpan.FromSeconds(15) && answeredAfter is null)
+        {
+            if (await PingAsync(client) is not null)
+            {
+                answeredAfter = left.Elapsed;
+            }
+        }
+
+        output.WriteLine($"ping during the burst: {Describe(duringBurst)}; after the client left, the first ping within {PingPatience.TotalSeconds:0} s came after {Describe(answeredAfter)}");
+        Assert.True(duringBurst is null, $"ping answered in {duringBurst} during the burst: the burst did not starve the pool, so this test proves nothing");
+        Assert.True(answeredAfter is not null, $"ping did not answer within {PingPatience.TotalSeconds:0} s for 15 s after the client left");
+    }
+
+    [Fact]
+    public async Task Sigterm_EndsTheProcessGracefully_WhileABlockingBurstStarvesThePool()
+    {
+        await using var server = await StartWithShutdownTimeoutAsync();
+        using var client = new HttpClient { BaseAddress = server.BaseAddress, Timeout = Timeout.InfiniteTimeSpan };
+        using var clientGivesUp = new CancellationTokenSource(TimeSpan.FromSeconds(30));
+        var burst = client.GetAsync(new Uri(DefaultBlockingBurst, UriKind.Relative), clientGivesUp.Token);
+
+        await Task.Delay(TimeSpan.FromSeconds(2));
+        var starved = await PingAsync(client);
+        var exitedAfter = await TerminateAsync(server);
+        await clientGivesUp.CancelAsync();
+        await DrainAsync(burst).DefaultTimeout();
+
+        output.WriteLine($"ping before SIGTERM: {Describe(starved)}; exited {Describe(exitedAfter)} after SIGTERM\n{Tail(server.Output)}");
+        Assert.True(starved is null, $"ping answered in {starved} before SIGTERM: the pool was not starved, so this test proves nothing");
+        Assert.True(exitedAfter < ShutdownTimeout, $"the process took {Describe(exitedAfter)} to end after SIGTERM; the shutdown timeout is {ShutdownTimeout.TotalSeconds:0} s");
+        Assert.DoesNotContain("did not stop within its shutdown timeout", server.Output, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public async Task Sigterm_EndsTheProcessWithinTheShutdownTimeout_WhileBlockingRequestsStarveThePool()
+    {
+        // Requests that ignore cancellation and outlast the shutdown timeout: the host's graceful stop cannot finish in time.
+        await using var server = await StartWithShutdownTimeoutAsync();
+        using var client = new HttpClient { BaseAddress = server.BaseAddress, Timeout = Timeout.InfiniteTimeSpan };
+        using var clientsGiveUp = new CancellationTokenSource(TimeSpan.FromSeconds(30));
+        var blocking = Enumerable.Range(0, 100)
+            .Select(_ => client.GetAsync(new Uri("api/diagscenario/tasksleepwait?delayMs=20000", UriKind.Relative), clientsGiveUp.Token))
+            .ToList();
+
+        await Task.Delay(TimeSpan.FromSeconds(2));
+        var starved = await PingAsync(client);
+        var exitedAfter = await TerminateAsync(server);
+        await clientsGiveUp.CancelAsync();
+        await Task.WhenAll(blocking.Select(DrainAsync)).DefaultTimeout();
+
+        output.WriteLine($"ping before SIGTERM: {Describe(starved)}; exited {Describe(exitedAfter)} after SIGTERM\n{Tail(server.Output)}");
+        Assert.True(starved is null, $"ping answered in {starved} before SIGTERM: the pool was not starved, so this test proves nothing");
+        // The watchdog ends the process at the shutdown timeout; one second more is the exit itself on a busy machine.
+        Assert.True(exitedAfter < ShutdownTimeout + TimeSpan.FromSeconds(1), $"the process took {Describe(exitedAfter)} to end after SIGTERM; the shutdown timeout is {ShutdownTimeout.TotalSeconds:0} s");
+    }
+
+    private static Task<ServerProcess> StartWithShutdownTimeoutAsync() =>
+        ServerProcess.StartAsync(new ServerOptions
+        {
+            AppPath = LoadExperiment.AppPath,
+            ProcessorCount = 2,
+            ExtraEnvironment = new Dictionary<string, string> { ["DOTNET_shutdownTimeoutSeconds"] = $"{ShutdownTimeout.TotalSeconds:0}" },
+        }).WaitAsync(MeasurementCache.MeasurementTimeout);
+
+    private static async Task AbandonAfterAsync(HttpClient client, TimeSpan patience)
+    {
+        using var giveUp = new CancellationTokenSource(patience);
+        try
+        {
+            using var response = await client.GetAsync(new Uri(DefaultBlockingBurst, UriKind.Relative), giveUp.Token);
+            throw new InvalidOperationException($"The default blocking burst answered {(int)response.StatusCode} within {patience}; it should take minutes.");
+        }
+        catch (OperationCanceledException) when (giveUp.IsCancellationRequested)
+        {
+            // The client leaves, closing its connection.
+        }
+    }
+
+    private static async Task DrainAsync(Task<HttpResponseMessage> request)
+    {
+        try
+        {
+#pragma warning disable VSTHRD003 // deliberate: the request was started by this test, which has no SynchronizationContext
+            using var response = await request;
+#pragma warning restore VSTHRD003
+        }
+        catch (Exception e) when (e is HttpRequestException or OperationCanceledException)
+        {
+            // The server went away or the client gave up: either way the request is over.
+        }
+    }
+
+    /// <summary>How long ping took, or null when it did not answer within <see cref="PingPatience"/>.</summary>
+    private static async Task<TimeSpan?> PingAsync(HttpClient client)
+    {
+        using var patience = new CancellationTokenSource(PingPatience);
+        var clock = Stopwatch.StartNew();
+        try
+        {
+            using var response = await client.GetAsync(new Uri("api/diagscenario/ping", UriKind.Relative), patience.Token);
+            return response.IsSuccessStatusCode ? clock.Elapsed : null;
+        }
+        catch (OperationCanceledException) when (patience.IsCancellationRequested)
+        {
+            return null;
+        }
+    }
+
+    /// <summary>Sends SIGTERM (what Ctrl+C's sibling, <c>docker stop</c> and systemd send) and waits up to 20 s for the process to end.</summary>
+    private static async Task<TimeSpan?> TerminateAsync(ServerProcess server)
+    {
+        using (var kill = Process.Start(new ProcessStartInfo("kill", ["-TERM", $"{server.ProcessId}"]) { UseShellExecute = false })!)
+        {
+            await kill.WaitForExitAsync().DefaultTimeout();
+        }
+
+        var clock = Stopwatch.StartNew();
+        while (clock.Elapsed < TimeSpan.FromSeconds(20))
+        {
+            if (server.HasExited)
+            {
+                return clock.Elapsed;
+            }
+
+            await Task.Delay(TimeSpan.FromMilliseconds(50));
+        }
+
+        return null;
+    }
+
+    private static string Describe(TimeSpan? elapsed) => elapsed is { } e ? $"{e.TotalMilliseconds:0} ms" : "never (timed out)";
+
+    private static string Tail(string log) => string.Join('\n', log.Split('\n').TakeLast(6));
+}

@@ -1,0 +1,64 @@
+using DiagnosticScenarios.Controls;
+using Microsoft.Extensions.Configuration;
+using Microsoft.Extensions.Logging.Abstractions;
+
+namespace DiagnosticScenarios.Tests.ThreadPoolHealth;
+
+/// <summary>The launcher's state follows the runner whatever happens to it, so a failed run never blocks the next one.</summary>
+/// <remarks>The stand-in runners are shell scripts, as on the Linux CI.</remarks>
+[System.Runtime.Versioning.UnsupportedOSPlatform("windows")]
+public sealed class LoadRunLauncherTests : IDisposable
+{
+    private readonly string _folder = Directory.CreateTempSubdirectory("load-runner-").FullName;
+
+    [Fact]
+    public async Task Run_EndsAndANewOneStarts_WhenTheRunnerExitsButSomethingItStartedHoldsItsOutput()
+    {
+        // The runner exits at once; the sleep it left behind keeps stdout open for 20 s.
+        using var launcher = LauncherFor("sleep 20 &\necho '{}'\nexit 0\n");
+
+        var (first, started) = launcher.Start("diagscenario/ping", new Uri("http://127.0.0.1:1/api/diagscenario/ping"), 1, 1);
+        var finished = await WaitUntilFinishedAsync(launcher, TimeSpan.FromSeconds(10));
+        var (_, startedAgain) = launcher.Start("diagscenario/ping", new Uri("http://127.0.0.1:1/api/diagscenario/ping"), 1, 1);
+
+        Assert.True(started);
+        Assert.True(finished is { Running: false }, $"The run of process {first.ProcessId} still counts as running 10 s after the runner exited.");
+        Assert.Equal(0, finished!.ExitCode);
+        Assert.True(startedAgain);
+    }
+
+    [Fact]
+    public async Task Run_EndsWithTheRunnersExitCode_WhenTheRunnerFails()
+    {
+        using var launcher = LauncherFor("echo 'unhandled' >&2\nexit 134\n");
+
+        launcher.Start("diagscenario/ping", new Uri("http://127.0.0.1:1/api/diagscenario/ping"), 1, 1);
+        var finished = await WaitUntilFinishedAsync(launcher, TimeSpan.FromSeconds(10));
+
+        Assert.True(finished is { Running: false }, "The failed run still counts as running 10 s after the runner exited.");
+        Assert.Equal(134, finished!.ExitCode);
+        Assert.Contains("unhandled", finished.Error, StringComparison.Ordinal);
+    }
+
+    public void Dispose() => Directory.Delete(_folder, recursive: true);
+
+    private LoadRunLauncher LauncherFor(string script)
+    {
+        var path = Path.Combine(_folder, "runner.sh");
+        File.WriteAllText(path, "#!/bin/sh\n" + script);
+        File.SetUnixFileMode(path, UnixFileMode.UserRead | UnixFileMode.UserWrite | UnixFileMode.UserExecute);
+        var configuration = new ConfigurationBuilder().AddInMemoryCollection(new Dictionary<string, string?> { ["LoadRunner:Path"] = path }).Build();
+        return new LoadRunLauncher(configuration, NullLogger<LoadRunLauncher>.Instance);
+    }
+
+    private static async Task<LoadRun?> WaitUntilFinishedAsync(LoadRunLauncher launcher, TimeSpan patience)
+    {
+        var deadline = DateTime.UtcNow + patience;
+        while (launcher.Current is { Running: true } && DateTime.UtcNow < deadline)
+        {
+            await Task.Delay(100);
+        }
+
+        return launcher.Current;
+    }
+}
