@@ -1,3 +1,5 @@
+using System.Runtime.CompilerServices;
+
 namespace DiagnosticScenarios.Scenarios;
 
 /// <summary>
@@ -14,6 +16,7 @@ public sealed class MockDatabase
     }
 
     /// <summary>The query as a synchronous driver runs it: the calling thread blocks until the answer arrives.</summary>
+    [MethodImpl(MethodImplOptions.NoInlining)] // a real driver's blocking call is never inlined into its caller; neither is this one
     public string Query(TimeSpan delay)
     {
         // A blocking socket read looks like this to the thread pool: a thread parked, no notification.

@@ -12,9 +12,9 @@ namespace DiagnosticScenarios.Scenarios;
 /// Thread-pool starvation, one code shape per endpoint. Every endpoint runs the same mock query;
 /// only the way it waits differs. The single GOOD shape is <see cref="TaskAsyncWait"/>.
 /// </summary>
-// Every action is [MethodImpl(NoInlining)] only so that stack tools can name it: in a Release build the JIT would
-// otherwise inline a small action into ASP.NET's compiled invoker (lambda_method), and EventPipe stacks cannot show
-// inlined frames. It is not part of any fix.
+// Every action, and each lambda a BAD action hands to Task.Run, is [MethodImpl(NoInlining)] only so that stack tools
+// can name it: in a Release build the JIT would otherwise inline it into its caller (ASP.NET's compiled invoker, the
+// task's InnerInvoke), and EventPipe stacks cannot show inlined frames. It is not part of any fix.
 [ApiController]
 [Route("api/diagscenario")]
 [Produces("text/plain")]
@@ -104,7 +104,7 @@ public sealed class StarvationScenariosController(MockDatabase database, IOption
     public async Task<string> TaskRunWait([FromQuery, Range(0, MaxDelayMs)] int? delayMs, CancellationToken cancellationToken)
     {
         // BAD: Task.Run moves the blocking query to another pool thread, which it holds for the whole query.
-        await Task.Run(() => database.Query(MockDelay(delayMs)), cancellationToken);
+        await Task.Run([MethodImpl(MethodImplOptions.NoInlining)] () => database.Query(MockDelay(delayMs)), cancellationToken);
         return "success:taskrunwait";
     }
 
@@ -165,7 +165,7 @@ public sealed class StarvationScenariosController(MockDatabase database, IOption
             burst[i] = burstMode == TaskBurstMode.Blocking
 #pragma warning disable VSTHRD002, VSTHRD110 // deliberate: each task blocks a pool thread on purpose
                 // BAD: .Wait() parks a pool thread per task; the pool must grow to run them all.
-                ? Task.Run(() => Task.Delay(delay).Wait(stop.Token), stop.Token)
+                ? Task.Run([MethodImpl(MethodImplOptions.NoInlining)] () => Task.Delay(delay).Wait(stop.Token), stop.Token)
 #pragma warning restore VSTHRD002, VSTHRD110
                 // GOOD: await releases the thread; all tasks wait at once on timers.
                 : Task.Run(async () => await Task.Delay(delay, stop.Token), stop.Token);

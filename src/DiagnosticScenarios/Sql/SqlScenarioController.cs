@@ -17,9 +17,9 @@ namespace DiagnosticScenarios.Sql;
 /// pool, or logging in when the pool is cold), so a pool that is too small is visible, not mistaken for the threads.
 /// The same time goes to the <c>DiagnosticScenarios.Sql</c> meter.
 /// </remarks>
-// Every action is [MethodImpl(NoInlining)] only so that stack tools can name it: in a Release build the JIT would
-// otherwise inline a small action into ASP.NET's compiled invoker (lambda_method), and EventPipe stacks cannot show
-// inlined frames. It is not part of any fix.
+// Every action, and each lambda a BAD action hands to Task.Run, is [MethodImpl(NoInlining)] only so that stack tools
+// can name it: in a Release build the JIT would otherwise inline it into its caller (ASP.NET's compiled invoker, the
+// task's InnerInvoke), and EventPipe stacks cannot show inlined frames. It is not part of any fix.
 [ApiController]
 [Route("api/sqlscenario")]
 [Produces("text/plain")]
@@ -83,7 +83,7 @@ public sealed class SqlScenarioController(SqlScenarioDatabase database, SqlScena
         using var command = database.CreateDelayCommand(connection, Delay(delayMs));
         // BAD: Task.Run moves the blocking open and ExecuteNonQuery to another pool thread, which it holds for the whole WAITFOR.
         await Task.Run(
-            () =>
+            [MethodImpl(MethodImplOptions.NoInlining)] () =>
             {
                 var opening = Stopwatch.GetTimestamp();
                 connection.Open();
