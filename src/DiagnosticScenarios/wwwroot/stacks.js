@@ -3,6 +3,7 @@
   const shownGroups = 5;
   const pollMs = 5000;
   const el = (id) => document.getElementById(id);
+  let shown = null;
 
   const frameName = (frame) => frame.slice(frame.indexOf('!') + 1);
 
@@ -16,6 +17,13 @@
   }
 
   function render(capture) {
+    // The poll finds the same capture most of the time; redrawing it would fold a stack the reader has opened.
+    const key = `${capture.trigger} ${capture.requestedAt}`;
+    if (key === shown) {
+      return;
+    }
+
+    shown = key;
     const groups = el('stacks-groups');
     groups.replaceChildren();
     if (!capture.snapshot) {
