@@ -1,8 +1,10 @@
+using System.Diagnostics;
 using System.Globalization;
 using DiagnosticScenarios.Tests.Load;
 using OpenQA.Selenium;
 using OpenQA.Selenium.Chrome;
 using OpenQA.Selenium.Support.UI;
+using Xunit.Abstractions;
 
 namespace DiagnosticScenarios.Tests.ThreadPoolHealth;
 
@@ -12,20 +14,24 @@ namespace DiagnosticScenarios.Tests.ThreadPoolHealth;
 /// </summary>
 [Collection(LoadCollectionDefinition.Name)]
 [Trait(TestCategory.Name, TestCategory.Load)]
-public sealed class LivePageBrowserTests
+public sealed class LivePageBrowserTests(ITestOutputHelper output)
 {
     [ChromiumFact]
     public async Task LivePage_ShowsThreadsRisingAndQueueDelayOverThreshold_WhenLoadingTaskWait()
     {
+        var clock = Stopwatch.StartNew();
         await using var app = await HealthApp.StartAsync();
+        output.WriteLine($"server up at {clock.Elapsed.TotalSeconds:0.0} s");
         var profile = Directory.CreateTempSubdirectory("diagnosticscenarios-chromium-");
         using var driver = StartChromium(profile.FullName);
+        output.WriteLine($"chromium up at {clock.Elapsed.TotalSeconds:0.0} s");
         var wait = new WebDriverWait(driver, TimeSpan.FromSeconds(30)) { PollingInterval = TimeSpan.FromMilliseconds(250) };
         try
         {
             // Arrange: the page is up and its charts are being fed.
             await driver.Navigate().GoToUrlAsync(app.BaseAddress.ToString()).WaitAsync(TimeSpan.FromSeconds(30));
             wait.Until(d => Number(d, "samples") >= 3);
+            output.WriteLine($"three samples drawn at {clock.Elapsed.TotalSeconds:0.0} s");
             var idleThreads = Number(driver, "peakThreads");
             var drawnPixels = Convert.ToInt64(((IJavaScriptExecutor)driver).ExecuteScript(
                 "const c = document.getElementById('chart-threads'); const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;" +
@@ -38,18 +44,25 @@ public sealed class LivePageBrowserTests
             driver.FindElement(By.Id("load-start")).Click();
             Assert.Equal("diagscenario/taskwait", driver.FindElement(By.Id("load-scenario")).GetDomProperty("value"));
             wait.Until(d => d.FindElement(By.Id("load-status")).Text.StartsWith("202", StringComparison.Ordinal));
+            output.WriteLine($"load started at {clock.Elapsed.TotalSeconds:0.0} s");
             var threshold = Number(driver, "thresholdMs");
+            TimeSpan? threadsRoseAt = null;
+            TimeSpan? delayCrossedAt = null;
             var starvedWait = new WebDriverWait(driver, TimeSpan.FromSeconds(60)) { PollingInterval = TimeSpan.FromMilliseconds(500) };
             try
             {
-                starvedWait.Until(d => Number(d, "peakThreads") >= idleThreads + 10 && Number(d, "peakQueueDelayMs") > threshold);
+                starvedWait.Until(d =>
+                {
+                    threadsRoseAt ??= Number(d, "peakThreads") >= idleThreads + 10 ? clock.Elapsed : null;
+                    delayCrossedAt ??= Number(d, "peakQueueDelayMs") > threshold ? clock.Elapsed : null;
+                    return threadsRoseAt is not null && delayCrossedAt is not null;
+                });
             }
             catch (WebDriverTimeoutException)
             {
                 // The assertions below say which of the two the page never showed, with its figures.
             }
-            // Let the charts show a few starved seconds before the picture.
-            await Task.Delay(TimeSpan.FromSeconds(4));
+            output.WriteLine($"page showed threads rising at {threadsRoseAt?.TotalSeconds:0.0} s, queue delay over {threshold} ms at {delayCrossedAt?.TotalSeconds:0.0} s");
             SaveScreenshot(driver);
 
             // Assert
@@ -63,6 +76,7 @@ public sealed class LivePageBrowserTests
             driver.FindElement(By.Id("load-stop")).Click();
             driver.Quit();
             profile.Delete(recursive: true);
+            output.WriteLine($"browser closed at {clock.Elapsed.TotalSeconds:0.0} s");
         }
     }
 
