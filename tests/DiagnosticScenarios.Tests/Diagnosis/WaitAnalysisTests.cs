@@ -45,8 +45,9 @@ public sealed class WaitAnalysisTests(ITestOutputHelper output)
         var trace = Path.Combine(Path.GetTempPath(), $"waits-{Guid.NewGuid():N}.nettrace");
         try
         {
-            var live = await WaitAnalyzer.CaptureOnDedicatedThreadAsync(server.ProcessId, Session).DefaultTimeout();
-            // The workshop's exact command, from the repository's tool manifest, on the same stream of requests.
+            // The workshop's exact command, from the repository's tool manifest, records the same stream of requests as the
+            // live session does, at the same time (a process serves several EventPipe sessions at once).
+            var live = WaitAnalyzer.CaptureOnDedicatedThreadAsync(server.ProcessId, Session);
             var collect = await ToolRun.RunAsync("dotnet",
                 ["tool", "run", "dotnet-trace", "collect", "-p", $"{server.ProcessId}", "--clrevents", "waithandle", "--clreventlevel", "verbose", "--duration", Session.ToString(@"hh\:mm\:ss", CultureInfo.InvariantCulture), "-o", trace],
                 RepositoryPaths.Root, TimeSpan.FromSeconds(60));
@@ -55,9 +56,11 @@ public sealed class WaitAnalysisTests(ITestOutputHelper output)
             Assert.True(cli.ExitCode == 0, cli.Error);
             var fromFile = JsonSerializer.Deserialize<WaitAnalysis>(cli.Output, Json)!;
 
-            Write(live);
+            var liveAnalysis = await live.DefaultTimeout();
+
+            Write(liveAnalysis);
             Write(fromFile);
-            AssertTopSiteIsTaskWait(live);
+            AssertTopSiteIsTaskWait(liveAnalysis);
             AssertTopSiteIsTaskWait(fromFile);
         }
         finally
