@@ -37,7 +37,7 @@ public sealed class LivePageBrowserTests(ITestOutputHelper output)
             // Act: start a load on taskwait from the page.
             driver.FindElement(By.Id("load-scenario")).SendKeys("diagscenario/taskwait");
             // The page's figures reach it through the starved server: a sample waits behind the requests queued before it,
-            // so forty connections show the rise 2 to 3 s after the load starts (three runs), where 125 took 9 to 13 s.
+            // so forty connections show the rise 2.6 to 3.1 s after the load starts (three runs), where 125 took 9 to 13 s.
             SetValue(driver, "load-connections", "40");
             SetValue(driver, "load-duration", "40");
             driver.FindElement(By.Id("load-start")).Click();
