@@ -46,7 +46,7 @@ public sealed class LoadToolingTests : IDisposable
         await using var server = await ServerProcess.StartAsync(new ServerOptions { AppPath = LoadExperiment.AppPath }).WaitAsync(TestTimeout);
         var script = Path.Combine(RepositoryPaths.Root, "scripts", "load.sh");
         var start = new ProcessStartInfo("bash") { RedirectStandardOutput = true, RedirectStandardError = true, WorkingDirectory = Path.GetTempPath() };
-        foreach (var argument in new[] { script, "taskasyncwait", "10", "2s" })
+        foreach (var argument in new[] { script, "taskasyncwait", "10", "1s" })
         {
             start.ArgumentList.Add(argument);
         }

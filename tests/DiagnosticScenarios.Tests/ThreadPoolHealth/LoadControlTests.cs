@@ -19,7 +19,7 @@ public sealed class LoadControlTests
         using var client = app.CreateClient();
         client.DefaultRequestHeaders.Add(DiagnosticScenarios.Controls.ControlGate.HeaderName, "1");
 
-        using var started = await client.PostAsync(new Uri("/api/threadpool/load?scenario=diagscenario/taskasyncwait&connections=20&durationSeconds=3", UriKind.Relative), null).WaitAsync(Timeout);
+        using var started = await client.PostAsync(new Uri("/api/threadpool/load?scenario=diagscenario/taskasyncwait&connections=20&durationSeconds=1", UriKind.Relative), null).WaitAsync(Timeout);
         var run = await started.Content.ReadFromJsonAsync<JsonElement>().WaitAsync(Timeout);
         using var second = await client.PostAsync(new Uri("/api/threadpool/load?scenario=diagscenario/ping", UriKind.Relative), null).WaitAsync(Timeout);
         var finished = await WaitForFinishAsync(client);
@@ -48,7 +48,7 @@ public sealed class LoadControlTests
 
             Assert.True(DateTime.UtcNow < deadline, $"the load run was still running after {Timeout}: {current}");
 
-            await Task.Delay(500);
+            await Task.Delay(100);
         }
     }
 }
