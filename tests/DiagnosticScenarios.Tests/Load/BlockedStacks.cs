@@ -1,3 +1,4 @@
+using System.Diagnostics;
 using DiagnosticScenarios.Catalogue;
 using DiagnosticScenarios.Diagnosis;
 
@@ -11,15 +12,18 @@ internal static class BlockedStacks
 {
     private const int GroupsShown = 6;
 
-    /// <summary>Records a snapshot of <paramref name="processId"/> to <paramref name="trace"/> <paramref name="after"/> from now, off the pool.</summary>
-    public static async Task RecordAsync(int processId, TimeSpan after, string trace)
+    /// <summary>Records a snapshot of <paramref name="processId"/> to <paramref name="trace"/> <paramref name="after"/> from now, off the pool; answers how long the recording took.</summary>
+    public static async Task<TimeSpan> RecordAsync(int processId, TimeSpan after, string trace)
     {
         await Task.Delay(after);
+        var recording = Stopwatch.StartNew();
         await StackSnapshots.RecordOnDedicatedThreadAsync(processId, trace);
+        return recording.Elapsed;
     }
 
     /// <summary>Groups the recorded stacks: a second or more of a core, so only once the measured load is over.</summary>
-    public static Task<StackSnapshot> AnalyzeAsync(string trace) => Task.Run(() => StackSnapshots.Analyze(trace));
+    public static Task<StackSnapshot> AnalyzeAsync(string trace, TimeSpan recorded) =>
+        Task.Run(() => StackSnapshots.Analyze(trace) with { CaptureMs = Math.Round(recorded.TotalMilliseconds, 1) });
 
     /// <summary>The largest group of parked pool threads runs <paramref name="scenario"/>'s action and is parked in a <paramref name="blocking"/> call.</summary>
     public static void AssertTopGroupNames(StackSnapshot snapshot, Scenario scenario, BlockingKind blocking)
@@ -39,14 +43,16 @@ internal static class BlockedStacks
 
     /// <summary>The snapshot's largest groups, one a line: threads, blocking frame, app frames and the call the app made.</summary>
     public static string Describe(StackSnapshot snapshot) =>
-        $"Snapshot of {snapshot.ThreadCount} threads ({snapshot.PoolThreadCount} pool), largest groups:\n"
+        $"Snapshot of {snapshot.ThreadCount} threads ({snapshot.PoolThreadCount} pool), recorded in {snapshot.CaptureMs} ms, analysed in {snapshot.AnalysisMs} ms, largest groups:\n"
         + string.Join('\n', snapshot.Groups.Take(GroupsShown).Select(g => $"  {g.Describe(snapshot.PoolThreadCount)}{AppCall(g)}"));
 
-    // The frame the app's innermost frame called, e.g. SqlConnection.Open or SqlCommand.ExecuteNonQuery: which driver call blocks.
+    // The call the app's innermost frame made when it is not the blocking frame itself, e.g. SqlCommand.ExecuteNonQuery
+    // above a socket read: which driver call blocks.
     private static string AppCall(ThreadGroup group)
     {
         var app = group.Frames.ToList().FindIndex(f => FrameNames.IsApp(f, DiagnosisOptions.DefaultAppNamespacePrefix));
-        return app > 0 ? $", calling {FrameNames.TypeAndMethod(group.Frames[app - 1])}" : "";
+        var call = app > 0 ? FrameNames.TypeAndMethod(group.Frames[app - 1]) : null;
+        return call is null || call == group.Blocking?.Frame ? "" : $", calling {call}";
     }
 
     /// <summary>

@@ -32,7 +32,7 @@ internal static partial class RunnerProcess
             var stdout = runner.StandardOutput.ReadToEndAsync();
             var log = new StringBuilder();
             int? serverProcessId = null;
-            Task? recording = null;
+            Task<TimeSpan>? recording = null;
             var trace = Path.Combine(output.FullName, "stacks.nettrace");
             var finished = Task.Run(async () =>
             {
@@ -80,12 +80,17 @@ internal static partial class RunnerProcess
     }
 
     // A snapshot that could not be taken fails the tests that read it, not the load figures measured beside it.
-    private static async Task<Task<StackSnapshot>> SnapshotAsync(Task? recording, string trace, TimeSpan timeout)
+    private static async Task<Task<StackSnapshot>> SnapshotAsync(Task<TimeSpan>? recording, string trace, TimeSpan timeout)
     {
+        if (recording is null)
+        {
+            return Task.FromException<StackSnapshot>(new InvalidOperationException("The runner never said which server it loaded, so no snapshot was recorded."));
+        }
+
         try
         {
-            await (recording ?? throw new DiagnosisException("The runner never said which server it loaded, so no snapshot was recorded.")).WaitAsync(timeout);
-            return Task.FromResult(await BlockedStacks.AnalyzeAsync(trace).WaitAsync(timeout));
+            var recorded = await recording.WaitAsync(timeout);
+            return Task.FromResult(await BlockedStacks.AnalyzeAsync(trace, recorded).WaitAsync(timeout));
         }
         catch (Exception e) when (e is DiagnosisException or TimeoutException)
         {

@@ -105,10 +105,12 @@ public abstract class SqlLoadAssertions(SqlLoadMeasurements measurements, ITestO
     }
 
     /// <summary>Each BAD shape and the call its pool threads are parked in, two seconds into the load, on either provider.</summary>
-    // What the stacks show, the same on both providers: sync, asyncsyncio and taskrun park in the driver's synchronous read
-    // (NetworkStream.Read under SqlClient's and Npgsql's sync paths: SocketRead), under the action, its async state machine
-    // (<AsyncSyncIo>d__N.MoveNext) and the Task.Run lambda (<>c__DisplayClassN.<TaskRun>b__0) respectively; wait parks in
-    // Task.Wait on the asynchronous command (TaskWait), and cooperative blocking gives it about five times the threads.
+    // What the stacks show, the same on both providers: sync, asyncsyncio and taskrun park in the driver's synchronous
+    // socket read (NetworkStream.Read) under SqlCommand/NpgsqlCommand.ExecuteNonQuery, the WAITFOR or pg_sleep itself,
+    // below the action, its async state machine (<AsyncSyncIo>d__N.MoveNext) and the Task.Run lambda
+    // (<>c__DisplayClassN.<TaskRun>b__0) respectively: SocketRead. wait parks in Task.Wait on ExecuteNonQueryAsync
+    // (TaskWait), with four to five times the pool threads of the others: cooperative blocking. Smaller groups may still
+    // be in the synchronous Open (a login's socket read; SqlClient's pool queues concurrent opens in WaitHandle.WaitAny).
     // The embedded responder's own threads, parked in socket reads too, are dedicated threads, not pool threads.
     public static TheoryData<string, BlockingKind> BadShapeBlocking => new()
     {

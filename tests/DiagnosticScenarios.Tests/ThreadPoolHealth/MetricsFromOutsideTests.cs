@@ -43,8 +43,8 @@ public sealed class MetricsFromOutsideTests(ITestOutputHelper testOutput)
             await collect.WaitAsync(Timeout);
             await requests.WaitAsync(Timeout);
             var published = await Task.Run(() => PublishedValues(output)).WaitAsync(Timeout);
-            // The last value of each instrument and tag set, for the failure message.
-            var summary = string.Join('\n', published.GroupBy(p => (p.Meter, p.Instrument, p.Tags)).Select(g => g.Last().ToString()));
+            // The last value of each instrument and tag set (an interval without a recording publishes none), for the failure message.
+            var summary = string.Join('\n', published.GroupBy(p => (p.Meter, p.Instrument, p.Tags)).Select(g => (g.LastOrDefault(p => p.Value.Length > 0) ?? g.Last()).ToString()));
             testOutput.WriteLine(summary);
 
             // Published values, not just instrument declarations: our histograms with their quantiles (the hold time per
