@@ -27,7 +27,7 @@ public static class StackSnapshots
         try
         {
             var recording = Stopwatch.StartNew();
-            EventPipeRecorder.Record(processId, [new EventPipeProvider("Microsoft-DotNETCore-SampleProfiler", EventLevel.Informational)], options.SampleDuration, trace, options);
+            Record(processId, trace, options);
             var captureMs = recording.Elapsed.TotalMilliseconds;
             return Analyze(trace, options) with { ProcessId = processId, CaptureMs = Math.Round(captureMs, 1) };
         }
@@ -40,6 +40,21 @@ public static class StackSnapshots
     /// <summary><see cref="Capture"/> on a thread of its own, for a caller that awaits (a test, a tool) while the target's or its own pool is starved.</summary>
     public static Task<StackSnapshot> CaptureOnDedicatedThreadAsync(int processId, DiagnosisOptions? options = null) =>
         EventPipeRecorder.OnDedicatedThread(() => Capture(processId, options), "Stack snapshot");
+
+    /// <summary>
+    /// Records what <see cref="Analyze"/> reads (the sample profiler and rundown) to <paramref name="nettracePath"/>, and no
+    /// more: a caller that must disturb the target as little as possible takes the snapshot now and analyses it later.
+    /// </summary>
+    /// <exception cref="DiagnosisException">The process is not there, not .NET, or its diagnostic port did not answer.</exception>
+    public static void Record(int processId, string nettracePath, DiagnosisOptions? options = null)
+    {
+        options ??= DiagnosisOptions.Default;
+        EventPipeRecorder.Record(processId, [new EventPipeProvider("Microsoft-DotNETCore-SampleProfiler", EventLevel.Informational)], options.SampleDuration, nettracePath, options);
+    }
+
+    /// <summary><see cref="Record"/> on a thread of its own, for a caller that awaits.</summary>
+    public static Task RecordOnDedicatedThreadAsync(int processId, string nettracePath, DiagnosisOptions? options = null) =>
+        EventPipeRecorder.OnDedicatedThread(() => { Record(processId, nettracePath, options); return nettracePath; }, "Stack recording");
 
     /// <summary>Groups the stacks of a <c>.nettrace</c> recorded with the sample profiler and rundown (e.g. by dotnet-trace).</summary>
     /// <exception cref="DiagnosisException">The file cannot be read as a trace.</exception>

@@ -9,6 +9,9 @@ public static class CatalogueData
     public static IEnumerable<string> Shapes(ScenarioFamily family) =>
         ScenarioCatalogue.InFamily(family).Where(s => s.Verdict != ScenarioVerdict.Baseline).Select(s => s.Name);
 
+    /// <summary>The scenario of <paramref name="family"/> named <paramref name="name"/>.</summary>
+    public static Scenario Find(ScenarioFamily family, string name) => ScenarioCatalogue.InFamily(family).Single(s => s.Name == name);
+
     public static TheoryData<string> MockShapes => [.. Shapes(ScenarioCatalogue.Mock)];
 
     public static TheoryData<string> SqlShapes => [.. Shapes(ScenarioCatalogue.Sql)];

@@ -26,6 +26,12 @@ internal static class LoadExperiment
     /// </summary>
     public static readonly TimeSpan RequestTimeout = TimeSpan.FromSeconds(2);
 
+    /// <summary>
+    /// When a stack snapshot of the server is recorded: half-way through the load, when the cold pool's threads have long
+    /// reached the scenario's blocking call and the load stays on for the rest of the recording.
+    /// </summary>
+    public static readonly TimeSpan SnapshotAfter = TimeSpan.FromSeconds(2);
+
     public static string AppPath { get; } = typeof(LoadExperiment).Assembly
         .GetCustomAttributes<AssemblyMetadataAttribute>()
         .Single(a => a.Key == "DiagnosticScenariosAppPath").Value!;
@@ -81,4 +87,6 @@ public sealed class MockLoadMeasurements : MeasurementCache
         ProcessorCount = 2,
         DelayMs = LoadExperiment.DelayMs,
     };
+
+    protected override TimeSpan? SnapshotAfter => LoadExperiment.SnapshotAfter;
 }

@@ -1,3 +1,4 @@
+using DiagnosticScenarios.Diagnosis;
 using DiagnosticScenarios.LoadRunner.Compare;
 
 namespace DiagnosticScenarios.Tests.Load;
@@ -9,22 +10,39 @@ namespace DiagnosticScenarios.Tests.Load;
 /// </summary>
 public abstract class MeasurementCache
 {
-    private readonly Dictionary<(string Scenario, int? MinWorkerThreads), Task<ScenarioResult>> _results = [];
+    private readonly Dictionary<(string Scenario, int? MinWorkerThreads), Task<Measurement>> _results = [];
 
-    /// <summary>Start, warm-up, load, drain and stop, with room for a loaded CI machine.</summary>
+    /// <summary>Start, warm-up, load, drain, stop and the snapshot's analysis, with room for a loaded CI machine.</summary>
     public static readonly TimeSpan MeasurementTimeout = TimeSpan.FromSeconds(60);
 
     /// <summary>The options every measurement of the class uses; the scenario (and the min-threads workaround) is per call.</summary>
     protected abstract ComparisonOptions Options { get; }
 
-    public Task<ScenarioResult> MeasureAsync(string scenario, int? minWorkerThreads = null)
+    /// <summary>
+    /// When set, every measurement of the class records a stack snapshot of its server this long into the load: the GOOD
+    /// and the BAD side of each comparison bear the same sampling pause.
+    /// </summary>
+    protected virtual TimeSpan? SnapshotAfter => null;
+
+    public async Task<ScenarioResult> MeasureAsync(string scenario, int? minWorkerThreads = null) =>
+        (await MeasurementAsync(scenario, minWorkerThreads)).Result;
+
+    /// <summary>The stack snapshot taken during the scenario's measured load (measuring it first if no test has).</summary>
+    public async Task<StackSnapshot> SnapshotAsync(string scenario)
     {
-        Task<ScenarioResult>? measurement;
+        var measurement = await MeasurementAsync(scenario, minWorkerThreads: null);
+        var snapshot = measurement.Snapshot ?? throw new InvalidOperationException($"{GetType().Name} takes no stack snapshots.");
+        return await snapshot.TimeoutAfter(MeasurementTimeout);
+    }
+
+    private Task<Measurement> MeasurementAsync(string scenario, int? minWorkerThreads)
+    {
+        Task<Measurement>? measurement;
         lock (_results)
         {
             if (!_results.TryGetValue((scenario, minWorkerThreads), out measurement))
             {
-                measurement = RunnerProcess.MeasureAsync(Options with { MinWorkerThreads = minWorkerThreads }, scenario, MeasurementTimeout);
+                measurement = RunnerProcess.MeasureAsync(Options with { MinWorkerThreads = minWorkerThreads }, scenario, SnapshotAfter, MeasurementTimeout);
                 _results[(scenario, minWorkerThreads)] = measurement;
             }
         }

@@ -3,6 +3,7 @@ using System.Globalization;
 using System.Text;
 using System.Text.Json;
 using System.Text.RegularExpressions;
+using DiagnosticScenarios.Diagnosis;
 using DiagnosticScenarios.LoadRunner.Compare;
 
 namespace DiagnosticScenarios.Tests.Load;
@@ -12,11 +13,16 @@ namespace DiagnosticScenarios.Tests.Load;
 /// shares nothing with the test host (its thread pool, its heap and the apps earlier tests started in it): a GC pause
 /// or a pool hiccup there once stalled the in-process load generator for half a second mid-run.
 /// </summary>
+/// <remarks>
+/// Asked for, it records a stack snapshot of the server some time into the load, and analyses it only once the runner
+/// has exited: recording costs the server a few milliseconds of sampling and a rundown, while the analysis would take
+/// a core of the two the load is measured on for a second or more.
+/// </remarks>
 internal static partial class RunnerProcess
 {
     private static readonly string RunnerPath = Path.Combine(AppContext.BaseDirectory, "DiagnosticScenarios.LoadRunner.dll");
 
-    public static async Task<ScenarioResult> MeasureAsync(ComparisonOptions options, string scenario, TimeSpan timeout)
+    public static async Task<Measurement> MeasureAsync(ComparisonOptions options, string scenario, TimeSpan? snapshotAfter, TimeSpan timeout)
     {
         var output = Directory.CreateTempSubdirectory("diagnosticscenarios-compare-");
         try
@@ -26,6 +32,8 @@ internal static partial class RunnerProcess
             var stdout = runner.StandardOutput.ReadToEndAsync();
             var log = new StringBuilder();
             int? serverProcessId = null;
+            Task<TimeSpan>? recording = null;
+            var trace = Path.Combine(output.FullName, "stacks.nettrace");
             var finished = Task.Run(async () =>
             {
                 while (await runner.StandardError.ReadLineAsync() is { } line)
@@ -35,6 +43,10 @@ internal static partial class RunnerProcess
                     {
                         // The load is on from here until the runner exits: the place for anything to do meanwhile.
                         serverProcessId = int.Parse(loading.Groups[1].Value, CultureInfo.InvariantCulture);
+                        if (snapshotAfter is { } after)
+                        {
+                            recording = BlockedStacks.RecordAsync(serverProcessId.Value, after, trace);
+                        }
                     }
                 }
 
@@ -59,11 +71,30 @@ internal static partial class RunnerProcess
             await using var json = File.OpenRead(Path.Combine(output.FullName, "compare.json"));
             var result = await JsonSerializer.DeserializeAsync<ComparisonResult>(json, CompareJson.Options).AsTask().WaitAsync(timeout)
                 ?? throw new InvalidOperationException("compare.json was empty.");
-            return result.Results.Single();
+            return new Measurement(result.Results.Single(), snapshotAfter is null ? null : await SnapshotAsync(recording, trace, timeout));
         }
         finally
         {
             output.Delete(recursive: true);
+        }
+    }
+
+    // A snapshot that could not be taken fails the tests that read it, not the load figures measured beside it.
+    private static async Task<Task<StackSnapshot>> SnapshotAsync(Task<TimeSpan>? recording, string trace, TimeSpan timeout)
+    {
+        if (recording is null)
+        {
+            return Task.FromException<StackSnapshot>(new InvalidOperationException("The runner never said which server it loaded, so no snapshot was recorded."));
+        }
+
+        try
+        {
+            var recorded = await recording.WaitAsync(timeout);
+            return Task.FromResult(await BlockedStacks.AnalyzeAsync(trace, recorded).WaitAsync(timeout));
+        }
+        catch (Exception e) when (e is DiagnosisException or TimeoutException)
+        {
+            return Task.FromException<StackSnapshot>(e);
         }
     }
 
@@ -118,3 +149,6 @@ internal static partial class RunnerProcess
 
     private static string Invariant(double value) => value.ToString(CultureInfo.InvariantCulture);
 }
+
+/// <summary>One scenario's figures, and the stack snapshot taken during its load when one was asked for (faulted when it could not be taken).</summary>
+internal sealed record Measurement(ScenarioResult Result, Task<StackSnapshot>? Snapshot);

@@ -1,3 +1,5 @@
+using DiagnosticScenarios.Catalogue;
+using DiagnosticScenarios.Diagnosis;
 using Xunit.Abstractions;
 
 namespace DiagnosticScenarios.Tests.Load;
@@ -52,6 +54,37 @@ public sealed class StarvationLoadTests(MockLoadMeasurements measurements, ITest
         Assert.True(medianRatio >= 2, $"{scenario}: median only {medianRatio:0.00} × taskasyncwait's. {figures}");
         // Measured: 0.000 in the same measurements (no answer within the timeout).
         Assert.True(throughputRatio <= 0.5, $"{scenario}: throughput {throughputRatio:P0} of taskasyncwait's. {figures}");
+    }
+
+    // Two seconds into the load every pool thread that is not idle sits in the scenario's wait; identical stacks group, and
+    // the same wait reached by Kestrel's different paths makes a few groups of it, so the largest names it. What they show:
+    // taskwait parks in Task`1.GetResultCore under .Result (TaskWait); getawaiterresult in TaskAwaiter`1.GetResult, the
+    // outermost frame of the same wait (GetAwaiterGetResult); tasksleepwait in its own Thread.Sleep(10) loop (Sleep); syncio,
+    // asyncsyncio and taskrunwait in MockDatabase.Query's Thread.Sleep, the mock's stand-in for a driver's blocking read
+    // (Sleep), under the action itself, the action's async state machine (<AsyncSyncIo>d__N.MoveNext) and the Task.Run
+    // lambda (<>c__DisplayClassN.<TaskRunWait>b__0) on a pool thread of its own, the request's thread having been handed back.
+    [Theory]
+    [InlineData("taskwait", BlockingKind.TaskWait)]
+    [InlineData("tasksleepwait", BlockingKind.Sleep)]
+    [InlineData("syncio", BlockingKind.Sleep)]
+    [InlineData("asyncsyncio", BlockingKind.Sleep)]
+    [InlineData("taskrunwait", BlockingKind.Sleep)]
+    [InlineData("getawaiterresult", BlockingKind.GetAwaiterGetResult)]
+    public async Task BadScenario_SnapshotUnderLoad_TopPoolGroupNamesTheActionAndItsBlockingCall(string scenario, BlockingKind blocking)
+    {
+        var snapshot = await measurements.SnapshotAsync(scenario);
+
+        output.WriteLine(BlockedStacks.Describe(snapshot));
+        BlockedStacks.AssertTopGroupNames(snapshot, CatalogueData.Find(ScenarioCatalogue.Mock, scenario), blocking);
+    }
+
+    [Fact]
+    public async Task TaskAsyncWait_SnapshotUnderLoad_HasNoPoolThreadParkedInTheApp()
+    {
+        var snapshot = await measurements.SnapshotAsync("taskasyncwait");
+
+        output.WriteLine(BlockedStacks.Describe(snapshot));
+        BlockedStacks.AssertNoPoolGroupBlockedInApp(snapshot, CatalogueData.Find(ScenarioCatalogue.Mock, "taskasyncwait"));
     }
 
     [Fact]

@@ -1,5 +1,6 @@
 using System.Globalization;
 using DiagnosticScenarios.Catalogue;
+using DiagnosticScenarios.Diagnosis;
 using DiagnosticScenarios.LoadRunner.Compare;
 using DiagnosticScenarios.Tests.Load;
 using Xunit.Abstractions;
@@ -31,6 +32,8 @@ public abstract class SqlLoadMeasurements : MeasurementCache
     public static double LimitRequestsPerSecond => Connections * 1000.0 / DelayMs;
 
     public abstract string Provider { get; }
+
+    protected override TimeSpan? SnapshotAfter => LoadExperiment.SnapshotAfter;
 
     protected override ComparisonOptions Options => new()
     {
@@ -100,6 +103,38 @@ public abstract class SqlLoadAssertions(SqlLoadMeasurements measurements, ITestO
         // shapes barely start (see docs/sql.md for why); at 30 s they reached 0–14 % (Embedded) and 7–18 % (PostgreSql).
         Assert.True(ratio <= 1.0 / 3, $"{scenario}: {ratio:P0} of async's throughput, more than a third. {figures}");
     }
+
+    /// <summary>Each BAD shape and the call its pool threads are parked in, two seconds into the load, on either provider.</summary>
+    // What the stacks show, the same on both providers: sync, asyncsyncio and taskrun park in the driver's synchronous
+    // socket read (NetworkStream.Read) under SqlCommand/NpgsqlCommand.ExecuteNonQuery, the WAITFOR or pg_sleep itself,
+    // below the action, its async state machine (<AsyncSyncIo>d__N.MoveNext) and the Task.Run lambda
+    // (<>c__DisplayClassN.<TaskRun>b__0) respectively: SocketRead. wait parks in Task.Wait on ExecuteNonQueryAsync
+    // (TaskWait), with four to five times the pool threads of the others: cooperative blocking. Smaller groups may still
+    // be in the synchronous Open (a login's socket read; SqlClient's pool queues concurrent opens in WaitHandle.WaitAny).
+    // The embedded responder's own threads, parked in socket reads too, are dedicated threads, not pool threads.
+    public static TheoryData<string, BlockingKind> BadShapeBlocking => new()
+    {
+        { "sync", BlockingKind.SocketRead },
+        { "asyncsyncio", BlockingKind.SocketRead },
+        { "taskrun", BlockingKind.SocketRead },
+        { "wait", BlockingKind.TaskWait },
+    };
+
+    protected async Task AssertSnapshotNamesBadShapeAsync(string scenario, BlockingKind blocking)
+    {
+        var snapshot = await measurements.SnapshotAsync(scenario);
+
+        output.WriteLine($"{measurements.Provider} {scenario}: {BlockedStacks.Describe(snapshot)}");
+        BlockedStacks.AssertTopGroupNames(snapshot, CatalogueData.Find(ScenarioCatalogue.Sql, scenario), blocking);
+    }
+
+    protected async Task AssertAsyncSnapshotHasNoPoolThreadParkedInTheAppAsync()
+    {
+        var snapshot = await measurements.SnapshotAsync("async");
+
+        output.WriteLine($"{measurements.Provider} async: {BlockedStacks.Describe(snapshot)}");
+        BlockedStacks.AssertNoPoolGroupBlockedInApp(snapshot, CatalogueData.Find(ScenarioCatalogue.Sql, "async"));
+    }
 }
 
 [Collection(LoadCollectionDefinition.Name)]
@@ -116,6 +151,14 @@ public sealed class EmbeddedSqlLoadTests(EmbeddedSqlLoadMeasurements measurement
     [InlineData("taskrun")]
     [InlineData("wait")]
     public Task BadShape_ServesAtMostAThirdOfAsync_With120ConnectionsOnTheEmbeddedResponder(string scenario) => AssertBadShapeAtMostAThirdOfAsyncAsync(scenario);
+
+    [Fact]
+    public Task AsyncShape_SnapshotUnderLoad_HasNoPoolThreadParkedInTheApp_OnTheEmbeddedResponder() => AssertAsyncSnapshotHasNoPoolThreadParkedInTheAppAsync();
+
+    [Theory]
+    [MemberData(nameof(BadShapeBlocking))]
+    public Task BadShape_SnapshotUnderLoad_TopPoolGroupNamesTheActionAndItsBlockingCall_OnTheEmbeddedResponder(string scenario, BlockingKind blocking) =>
+        AssertSnapshotNamesBadShapeAsync(scenario, blocking);
 }
 
 [Collection(LoadCollectionDefinition.Name)]
@@ -132,4 +175,12 @@ public sealed class PostgreSqlLoadTests(PostgreSqlLoadMeasurements measurements,
     [InlineData("taskrun")]
     [InlineData("wait")]
     public Task BadShape_ServesAtMostAThirdOfAsync_With120ConnectionsOnPostgreSql(string scenario) => AssertBadShapeAtMostAThirdOfAsyncAsync(scenario);
+
+    [PostgreSqlFact]
+    public Task AsyncShape_SnapshotUnderLoad_HasNoPoolThreadParkedInTheApp_OnPostgreSql() => AssertAsyncSnapshotHasNoPoolThreadParkedInTheAppAsync();
+
+    [PostgreSqlTheory]
+    [MemberData(nameof(BadShapeBlocking))]
+    public Task BadShape_SnapshotUnderLoad_TopPoolGroupNamesTheActionAndItsBlockingCall_OnPostgreSql(string scenario, BlockingKind blocking) =>
+        AssertSnapshotNamesBadShapeAsync(scenario, blocking);
 }

@@ -1,16 +1,19 @@
-using System.Text;
+using System.Globalization;
 using DiagnosticScenarios.Tests.Load;
+using Microsoft.Diagnostics.Tracing;
+using Xunit.Abstractions;
 
 namespace DiagnosticScenarios.Tests.ThreadPoolHealth;
 
 /// <summary>
 /// The DiagnosticScenarios meter is readable from another process, beside the runtime's thread-pool counters.
 /// dotnet-counters is not in this package source, so the check uses the tool manifest's dotnet-trace, which reads
-/// the same System.Diagnostics.Metrics event source over EventPipe that dotnet-counters reads.
+/// the same System.Diagnostics.Metrics event source over EventPipe that dotnet-counters reads, and reads its file with
+/// TraceEvent, as PerfView would.
 /// </summary>
 [Collection(LoadCollectionDefinition.Name)]
 [Trait(TestCategory.Name, TestCategory.Load)]
-public sealed class MetricsFromOutsideTests
+public sealed class MetricsFromOutsideTests(ITestOutputHelper testOutput)
 {
     private static readonly TimeSpan Timeout = TimeSpan.FromSeconds(120);
 
@@ -25,7 +28,7 @@ public sealed class MetricsFromOutsideTests
             await RunDotnetAsync(["tool", "restore"]).WaitAsync(Timeout);
             var collect = RunDotnetAsync(
             [
-                "tool", "run", "dotnet-trace", "--", "collect", "-p", app.ProcessId.ToString(System.Globalization.CultureInfo.InvariantCulture),
+                "tool", "run", "dotnet-trace", "--", "collect", "-p", app.ProcessId.ToString(CultureInfo.InvariantCulture),
                 "--providers", "System.Diagnostics.Metrics:0x2:4:Metrics=DiagnosticScenarios\\nSystem.Runtime;RefreshInterval=1",
                 "--duration", "00:00:00:06", "-o", output,
             ]);
@@ -39,20 +42,50 @@ public sealed class MetricsFromOutsideTests
 
             await collect.WaitAsync(Timeout);
             await requests.WaitAsync(Timeout);
-            var bytes = await File.ReadAllBytesAsync(output).WaitAsync(Timeout);
-            // EventPipe payload strings are UTF-16 at any byte offset: read the file at both alignments.
-            var trace = Encoding.Unicode.GetString(bytes) + Encoding.Unicode.GetString(bytes, 1, bytes.Length - 1);
+            var published = await Task.Run(() => PublishedValues(output)).WaitAsync(Timeout);
+            // The last value of each instrument and tag set (an interval without a recording publishes none), for the failure message.
+            var summary = string.Join('\n', published.GroupBy(p => (p.Meter, p.Instrument, p.Tags)).Select(g => (g.LastOrDefault(p => p.Value.Length > 0) ?? g.Last()).ToString()));
+            testOutput.WriteLine(summary);
 
-            // Published values, not just instrument declarations: name, unit, no tags, then the quantiles.
-            Assert.Contains("DiagnosticScenarios\0\0diagnosticscenarios.threadpool.queue_delay\0ms\0\00.5=", trace, StringComparison.Ordinal);
-            Assert.Contains("diagnosticscenarios.http.server.thread_hold_time\0ms\0http.route=/api/diagscenario/taskwait\00.5=", trace, StringComparison.Ordinal);
-            Assert.Contains("System.Runtime\0\0dotnet.thread_pool.thread.count\0{thread}\0", trace, StringComparison.Ordinal);
+            // Published values, not just instrument declarations: our histograms with their quantiles (the hold time per
+            // route), and the runtime's thread count with a value.
+            Assert.True(published.Any(p => p is { Meter: "DiagnosticScenarios", Instrument: "diagnosticscenarios.threadpool.queue_delay", Unit: "ms", Tags: "" }
+                && p.Value.StartsWith("0.5=", StringComparison.Ordinal)), summary);
+            Assert.True(published.Any(p => p is { Meter: "DiagnosticScenarios", Instrument: "diagnosticscenarios.http.server.thread_hold_time", Unit: "ms", Tags: "http.route=/api/diagscenario/taskwait" }
+                && p.Value.StartsWith("0.5=", StringComparison.Ordinal)), summary);
+            Assert.True(published.Any(p => p is { Meter: "System.Runtime", Instrument: "dotnet.thread_pool.thread.count", Unit: "{thread}" }
+                && double.TryParse(p.Value, NumberStyles.Float, CultureInfo.InvariantCulture, out var threads) && threads >= 1), summary);
         }
         finally
         {
             File.Delete(output);
         }
     }
+
+    /// <summary>
+    /// The values the System.Diagnostics.Metrics event source published in a trace, as dotnet-counters reads them: each
+    /// event names the meter, the instrument, its unit and tags, and carries the quantiles of a histogram or the value of
+    /// a counter or gauge.
+    /// </summary>
+    private static List<PublishedValue> PublishedValues(string nettrace)
+    {
+        var published = new List<PublishedValue>();
+        using var source = new EventPipeEventSource(nettrace);
+        source.Dynamic.All += e =>
+        {
+            if (e.ProviderName == "System.Diagnostics.Metrics" && e.EventName.EndsWith("ValuePublished", StringComparison.Ordinal))
+            {
+                var value = e.PayloadByName("quantiles") ?? e.PayloadByName("value") ?? e.PayloadByName("lastValue");
+                published.Add(new PublishedValue(
+                    (string)e.PayloadByName("meterName"), (string)e.PayloadByName("instrumentName"), (string)e.PayloadByName("unit"), (string)e.PayloadByName("tags"),
+                    Convert.ToString(value, CultureInfo.InvariantCulture) ?? ""));
+            }
+        };
+        source.Process();
+        return published;
+    }
+
+    private sealed record PublishedValue(string Meter, string Instrument, string Unit, string Tags, string Value);
 
     /// <summary>Runs dotnet with the repository's tool manifest (the tool is restored on first use, as a user would).</summary>
     private static async Task RunDotnetAsync(string[] arguments)
