@@ -16,6 +16,15 @@ public static class CatalogueData
 
     public static TheoryData<string> SqlShapes => [.. Shapes(ScenarioCatalogue.Sql)];
 
+    /// <summary>The BAD shapes of the mock family, each measured against its GOOD twin.</summary>
+    public static TheoryData<string> MockBadShapes => [.. BadShapes(ScenarioCatalogue.Mock)];
+
+    /// <summary>The BAD shapes of the SQL family.</summary>
+    public static TheoryData<string> SqlBadShapes => [.. BadShapes(ScenarioCatalogue.Sql)];
+
+    private static IEnumerable<string> BadShapes(ScenarioFamily family) =>
+        ScenarioCatalogue.InFamily(family).Where(s => s.Verdict == ScenarioVerdict.Bad).Select(s => s.Name);
+
     /// <summary>Every route of the catalogue with its verdict.</summary>
     public static TheoryData<string, ScenarioVerdict> Routes
     {

@@ -33,12 +33,7 @@ public sealed class StarvationLoadTests(MockLoadMeasurements measurements, ITest
     }
 
     [Theory]
-    [InlineData("taskwait")]
-    [InlineData("tasksleepwait")]
-    [InlineData("syncio")]
-    [InlineData("asyncsyncio")]
-    [InlineData("taskrunwait")]
-    [InlineData("getawaiterresult")]
+    [MemberData(nameof(CatalogueData.MockBadShapes), MemberType = typeof(CatalogueData))]
     public async Task BadScenario_IsClearlyDegraded_AgainstTaskAsyncWaitUnderTheSameLoad(string scenario)
     {
         var good = await measurements.MeasureAsync("taskasyncwait");

@@ -146,10 +146,7 @@ public sealed class EmbeddedSqlLoadTests(EmbeddedSqlLoadMeasurements measurement
     public Task AsyncShape_ServesNearConnectionsPerDelay_With120ConnectionsOnTheEmbeddedResponder() => AssertAsyncNearTheLimitAsync();
 
     [Theory]
-    [InlineData("sync")]
-    [InlineData("asyncsyncio")]
-    [InlineData("taskrun")]
-    [InlineData("wait")]
+    [MemberData(nameof(CatalogueData.SqlBadShapes), MemberType = typeof(CatalogueData))]
     public Task BadShape_ServesAtMostAThirdOfAsync_With120ConnectionsOnTheEmbeddedResponder(string scenario) => AssertBadShapeAtMostAThirdOfAsyncAsync(scenario);
 
     [Fact]
@@ -170,10 +167,7 @@ public sealed class PostgreSqlLoadTests(PostgreSqlLoadMeasurements measurements,
     public Task AsyncShape_ServesNearConnectionsPerDelay_With120ConnectionsOnPostgreSql() => AssertAsyncNearTheLimitAsync();
 
     [PostgreSqlTheory]
-    [InlineData("sync")]
-    [InlineData("asyncsyncio")]
-    [InlineData("taskrun")]
-    [InlineData("wait")]
+    [MemberData(nameof(CatalogueData.SqlBadShapes), MemberType = typeof(CatalogueData))]
     public Task BadShape_ServesAtMostAThirdOfAsync_With120ConnectionsOnPostgreSql(string scenario) => AssertBadShapeAtMostAThirdOfAsyncAsync(scenario);
 
     [PostgreSqlFact]
