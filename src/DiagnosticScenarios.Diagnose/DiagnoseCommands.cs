@@ -47,7 +47,7 @@ public static class DiagnoseCommands
         var processId = new Option<int?>("--process-id", "-p") { Description = "The id of the .NET process." };
         var name = new Option<string?>("--name", "-n") { Description = "The name of the .NET process, e.g. DiagnosticScenarios." };
         var json = new Option<bool>("--json") { Description = "JSON for scripts instead of text." };
-        var top = new Option<int>("--top") { Description = "How many groups to print.", DefaultValueFactory = _ => 5 };
+        var top = new Option<int>("--top") { Description = "How many blocking sites (stacks) or wait sites to print.", DefaultValueFactory = _ => 5 };
         var allThreads = new Option<bool>("--all-threads") { Description = "Every thread's group, not only the thread pool's." };
         var duration = new Option<TimeSpan>("--duration")
         {
@@ -74,14 +74,23 @@ public static class DiagnoseCommands
         {
             var pid = Target(parse, processId, name);
             var snapshot = StackSnapshots.Capture(pid);
-            var groups = snapshot.Groups.Where(g => parse.GetValue(allThreads) || g.PoolThreads).Take(parse.GetValue(top)).ToList();
+            var allSites = snapshot.BlockedPoolSites;
+            var sites = allSites.Take(parse.GetValue(top)).ToList();
+
+            // The shown sites' stacks, then the largest of the rest (idle or running workers, and other threads on request),
+            // so a process with nothing parked still shows what its pool is doing.
+            var siteGroups = sites.SelectMany(s => s.Groups).ToList();
+            var others = snapshot.Groups
+                .Where(g => (parse.GetValue(allThreads) || g.PoolThreads) && !allSites.Any(s => s.Groups.Contains(g)))
+                .Take(parse.GetValue(top));
+            var shown = snapshot with { Groups = [.. siteGroups, .. others] };
             if (parse.GetValue(json))
             {
-                output.WriteLine(JsonSerializer.Serialize(snapshot with { Groups = groups }, Json));
+                output.WriteLine(JsonSerializer.Serialize(shown, Json));
             }
             else
             {
-                TextReport.WriteStacks(output, snapshot, groups);
+                TextReport.WriteStacks(output, snapshot, sites, shown.Groups);
             }
 
             return 0;

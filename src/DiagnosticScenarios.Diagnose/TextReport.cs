@@ -6,13 +6,20 @@ namespace DiagnosticScenarios.Diagnose;
 /// <summary>The plain-text answers: one line per group or site a presenter can read out, then its stack.</summary>
 internal static class TextReport
 {
-    public static void WriteStacks(TextWriter output, StackSnapshot snapshot, IReadOnlyList<ThreadGroup> groups)
+    public static void WriteStacks(TextWriter output, StackSnapshot snapshot, IReadOnlyList<BlockingSite> sites, IReadOnlyList<ThreadGroup> groups)
     {
         output.WriteLine(string.Create(CultureInfo.InvariantCulture,
             $"Process {snapshot.ProcessId}: {snapshot.ThreadCount} managed threads, {snapshot.PoolThreadCount} of them pool threads, in {snapshot.Groups.Count} groups (captured in {snapshot.CaptureMs:0} ms, analysed in {snapshot.AnalysisMs:0} ms)."));
         if (groups.Count == 0)
         {
             output.WriteLine("No thread-pool worker was seen; --all-threads shows the other threads.");
+        }
+
+        output.WriteLine();
+        output.WriteLine(sites.Count == 0 ? "No pool thread is parked in a blocking call." : "Blocking sites (pool threads parked in the same call from the same app frames):");
+        foreach (var site in sites)
+        {
+            output.WriteLine($"  {site.Describe(snapshot.PoolThreadCount)}");
         }
 
         foreach (var group in groups)

@@ -20,13 +20,45 @@ public sealed record StackSnapshot(
     int PoolThreadCount,
     IReadOnlyList<ThreadGroup> Groups)
 {
-    /// <summary>The largest group of pool workers that are parked in a call, idle workers left out; null when there is none.</summary>
-    public ThreadGroup? TopBlockedPoolGroup() =>
-        Groups.FirstOrDefault(g => g.PoolThreads && g.Blocking is { Kind: not BlockingKind.IdleWorker });
+    /// <summary>
+    /// The pool workers parked in a call (idle workers left out), merged by the kind of call and the app's frames, most
+    /// threads first. Threads parked on one line split over several exact stacks (tiered compilation renames frames,
+    /// requests arrive by different paths); a site counts them together.
+    /// </summary>
+    public IReadOnlyList<BlockingSite> BlockedPoolSites =>
+        Groups.Where(IsParkedPoolGroup)
+            .GroupBy(g => (g.Blocking!.Kind, AppFrames: string.Join('\n', g.AppFrames)))
+            .Select(site => site.OrderByDescending(g => g.Threads).ToList())
+            .Select(groups => new BlockingSite(groups.Sum(g => g.Threads), groups[0].Blocking!, groups[0].AppFrames, groups))
+            .OrderByDescending(site => site.Threads)
+            .ThenBy(site => site.AppFrames.Count == 0)
+            .ToList();
+
+    /// <summary>The site with the most parked pool workers; null when none is parked.</summary>
+    public BlockingSite? TopBlockedPoolSite() => BlockedPoolSites is [var top, ..] ? top : null;
 
     /// <summary>The pool-worker groups parked in a call made by the app's code, most threads first.</summary>
     public IEnumerable<ThreadGroup> PoolGroupsBlockedInApp() =>
-        Groups.Where(g => g.PoolThreads && g.AppFrame is not null && g.Blocking is { Kind: not BlockingKind.IdleWorker });
+        Groups.Where(g => IsParkedPoolGroup(g) && g.AppFrame is not null);
+
+    private static bool IsParkedPoolGroup(ThreadGroup group) => group.PoolThreads && group.Blocking is { Kind: not BlockingKind.IdleWorker };
+}
+
+/// <summary>Pool workers parked in the same kind of call from the same app frames, whatever the exact stacks above and below.</summary>
+/// <param name="Threads">How many threads, over all its groups.</param>
+/// <param name="Blocking">The call its largest group is parked in.</param>
+/// <param name="AppFrames">The app's innermost run of frames, innermost first; empty when the stacks have none.</param>
+/// <param name="Groups">The exact stacks, most threads first.</param>
+public sealed record BlockingSite(int Threads, BlockingFrame Blocking, IReadOnlyList<string> AppFrames, IReadOnlyList<ThreadGroup> Groups)
+{
+    /// <summary>One line, e.g. "47 of 53 pool threads: blocked in Task.Result / Wait (sync-over-async), app frame StarvationScenariosController.TaskWait (3 stacks)".</summary>
+    /// <param name="poolThreadCount">The snapshot's pool threads, to say "of how many".</param>
+    public string Describe(int poolThreadCount)
+    {
+        var app = AppFrames.Count == 0 ? "no app frame" : $"app frame {string.Join(" <- ", AppFrames)}";
+        var stacks = Groups.Count == 1 ? "1 stack" : $"{Groups.Count} stacks";
+        return $"{Threads} of {poolThreadCount} pool thread{(poolThreadCount == 1 ? "" : "s")}: blocked in {Blocking.Name}, {app} ({stacks})";
+    }
 }
 
 /// <summary>Threads that share one stack.</summary>

@@ -133,7 +133,7 @@ public sealed partial class StackCaptureService : IDisposable
         try
         {
             var snapshot = StackSnapshots.Capture(Environment.ProcessId);
-            var top = snapshot.TopBlockedPoolGroup();
+            var top = snapshot.TopBlockedPoolSite();
             var milliseconds = Math.Round(snapshot.CaptureMs + snapshot.AnalysisMs);
             if (top is null)
             {
@@ -141,7 +141,7 @@ public sealed partial class StackCaptureService : IDisposable
             }
             else
             {
-                LogTopGroup(_logger, trigger, top.Describe(snapshot.PoolThreadCount), milliseconds);
+                LogTopSite(_logger, trigger, top.Describe(snapshot.PoolThreadCount), milliseconds);
             }
 
             return new StackCaptureResult(trigger, requestedAt, snapshot, null);
@@ -153,8 +153,8 @@ public sealed partial class StackCaptureService : IDisposable
         }
     }
 
-    [LoggerMessage(EventId = 5101, Level = LogLevel.Warning, Message = "Stack capture ({Trigger}): {TopGroup} (captured and analysed in {Milliseconds} ms)")]
-    private static partial void LogTopGroup(ILogger logger, string trigger, string topGroup, double milliseconds);
+    [LoggerMessage(EventId = 5101, Level = LogLevel.Warning, Message = "Stack capture ({Trigger}): {TopSite} (captured and analysed in {Milliseconds} ms)")]
+    private static partial void LogTopSite(ILogger logger, string trigger, string topSite, double milliseconds);
 
     [LoggerMessage(EventId = 5102, Level = LogLevel.Information, Message = "Stack capture ({Trigger}): none of the {PoolThreads} pool threads is parked in a blocking call (captured and analysed in {Milliseconds} ms)")]
     private static partial void LogNoBlockedGroup(ILogger logger, string trigger, int poolThreads, double milliseconds);

@@ -1,6 +1,7 @@
-// The stack-capture panel: the latest grouped capture of the app's own threads, and a button that takes one now.
+// The stack-capture panel: the latest capture of the app's own threads as blocking sites, each opening onto its exact
+// stacks, and a button that takes one now.
 (() => {
-  const shownGroups = 5;
+  const shownSites = 5;
   const pollMs = 5000;
   const el = (id) => document.getElementById(id);
   let shown = null;
@@ -14,6 +15,23 @@
       : `blocked in ${group.blocking.name} at ${group.blocking.frame}`;
     const app = group.appFrames.length ? `app frame ${group.appFrames.join(' ← ')}` : 'no app frame';
     return `${who}: ${where}, ${app}`;
+  }
+
+  function describeSite(site, poolThreads) {
+    const app = site.appFrames.length ? `app frame ${site.appFrames.join(' ← ')}` : 'no app frame';
+    const stacks = site.groups.length === 1 ? '1 stack' : `${site.groups.length} stacks`;
+    return `${site.threads} of ${poolThreads} pool threads: blocked in ${site.blocking.name}, ${app} (${stacks})`;
+  }
+
+  function groupDetails(group, poolThreads) {
+    const details = document.createElement('details');
+    details.className = group.appFrame && group.blocking?.kind !== 'IdleWorker' ? 'stack-group holder' : 'stack-group';
+    const summary = document.createElement('summary');
+    summary.textContent = describe(group, poolThreads);
+    const stack = document.createElement('pre');
+    stack.textContent = group.frames.map(frameName).join('\n');
+    details.append(summary, stack);
+    return details;
   }
 
   function render(capture) {
@@ -34,15 +52,20 @@
     const s = capture.snapshot;
     el('stacks-status').textContent = `Captured on ${capture.trigger} at ${new Date(s.capturedAt).toLocaleTimeString()}: ` +
       `${s.threadCount} managed threads, ${s.poolThreadCount} in the pool, ${s.groups.length} groups (${Math.round(s.captureMs + s.analysisMs)} ms).`;
-    for (const group of s.groups.filter((g) => g.poolThreads).slice(0, shownGroups)) {
+    for (const site of s.blockedPoolSites.slice(0, shownSites)) {
       const details = document.createElement('details');
-      details.className = group.appFrame && group.blocking?.kind !== 'IdleWorker' ? 'stack-group holder' : 'stack-group';
+      details.className = 'stack-group holder';
       const summary = document.createElement('summary');
-      summary.textContent = describe(group, s.poolThreadCount);
-      const stack = document.createElement('pre');
-      stack.textContent = group.frames.map(frameName).join('\n');
-      details.append(summary, stack);
+      summary.textContent = describeSite(site, s.poolThreadCount);
+      details.append(summary, ...site.groups.map((group) => groupDetails(group, s.poolThreadCount)));
       groups.append(details);
+    }
+
+    // With nothing parked, what the pool is doing instead: idle or running workers.
+    if (s.blockedPoolSites.length === 0) {
+      for (const group of s.groups.filter((g) => g.poolThreads).slice(0, shownSites)) {
+        groups.append(groupDetails(group, s.poolThreadCount));
+      }
     }
   }
 

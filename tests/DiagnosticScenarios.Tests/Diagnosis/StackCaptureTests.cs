@@ -94,11 +94,12 @@ public sealed partial class StackCaptureTests(ITestOutputHelper output)
     private void AssertNames(StackCaptureResult capture, string action, BlockingKind blocking)
     {
         Assert.NotNull(capture.Snapshot);
-        var top = capture.Snapshot.TopBlockedPoolGroup();
+        var top = capture.Snapshot.TopBlockedPoolSite();
         output.WriteLine($"{capture.Trigger}: {top?.Describe(capture.Snapshot.PoolThreadCount)} ({capture.Snapshot.CaptureMs} + {capture.Snapshot.AnalysisMs} ms)");
         Assert.NotNull(top);
         Assert.Contains(action, top.AppFrames);
-        Assert.Equal(blocking, top.Blocking!.Kind);
+        Assert.Equal(blocking, top.Blocking.Kind);
+        Assert.True(top.Threads >= 2, $"expected the held requests to park at least the pool's two starting threads, got {top.Threads}");
     }
 
     [GeneratedRegex("Thread-pool starvation: a queued work item waited")]

@@ -19,7 +19,7 @@ public sealed class StackSnapshotTests(ITestOutputHelper output)
     [InlineData("taskwait", "StarvationScenariosController.TaskWait", BlockingKind.TaskWait)]
     [InlineData("tasksleepwait", "StarvationScenariosController.TaskSleepWait", BlockingKind.Sleep)]
     [InlineData("syncio", "StarvationScenariosController.SyncIo", BlockingKind.Sleep)]
-    public async Task Snapshot_TopPoolGroup_NamesTheActionAndItsBlockingCall_WhileRequestsHoldPoolThreads(string scenario, string action, BlockingKind blocking)
+    public async Task Snapshot_TopBlockedSite_NamesTheActionAndItsBlockingCall_WhileRequestsHoldPoolThreads(string scenario, string action, BlockingKind blocking)
     {
         await using var server = await BlockedServer.StartAsync();
         server.Hold(scenario, HeldRequests, HoldMs);
@@ -27,18 +27,23 @@ public sealed class StackSnapshotTests(ITestOutputHelper output)
 
         var snapshot = await StackSnapshots.CaptureOnDedicatedThreadAsync(server.ProcessId).DefaultTimeout();
 
-        var top = snapshot.TopBlockedPoolGroup();
+        var top = snapshot.TopBlockedPoolSite();
         output.WriteLine($"{snapshot.ThreadCount} threads, {snapshot.PoolThreadCount} pool, capture {snapshot.CaptureMs} ms, analysis {snapshot.AnalysisMs} ms");
-        foreach (var group in snapshot.Groups.Take(5))
+        foreach (var site in snapshot.BlockedPoolSites)
         {
-            output.WriteLine(group.Describe(snapshot.PoolThreadCount));
+            output.WriteLine(site.Describe(snapshot.PoolThreadCount));
+            foreach (var group in site.Groups)
+            {
+                output.WriteLine($"  {group.Describe(snapshot.PoolThreadCount)}");
+            }
         }
 
         Assert.NotNull(top);
         Assert.Contains(action, top.AppFrames);
-        Assert.Equal(blocking, top.Blocking!.Kind);
+        Assert.Equal(blocking, top.Blocking.Kind);
 
-        // Two processors give the pool two threads at once; every one of them is in the scenario's blocking call.
+        // Two processors give the pool two threads at once; every one of them is in the scenario's blocking call, whichever
+        // exact stack each shows.
         Assert.True(top.Threads >= 2, $"expected the held requests to park at least the pool's two starting threads, got {top.Threads}");
     }
 }

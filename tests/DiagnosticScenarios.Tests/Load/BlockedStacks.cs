@@ -10,7 +10,7 @@ namespace DiagnosticScenarios.Tests.Load;
 /// </summary>
 internal static class BlockedStacks
 {
-    private const int GroupsShown = 6;
+    private const int Shown = 6;
 
     /// <summary>Records a snapshot of <paramref name="processId"/> to <paramref name="trace"/> <paramref name="after"/> from now, off the pool; answers how long the recording took.</summary>
     public static async Task<TimeSpan> RecordAsync(int processId, TimeSpan after, string trace)
@@ -25,14 +25,14 @@ internal static class BlockedStacks
     public static Task<StackSnapshot> AnalyzeAsync(string trace, TimeSpan recorded) =>
         Task.Run(() => StackSnapshots.Analyze(trace) with { CaptureMs = Math.Round(recorded.TotalMilliseconds, 1) });
 
-    /// <summary>The largest group of parked pool threads runs <paramref name="scenario"/>'s action and is parked in a <paramref name="blocking"/> call.</summary>
-    public static void AssertTopGroupNames(StackSnapshot snapshot, Scenario scenario, BlockingKind blocking)
+    /// <summary>The blocking site with the most parked pool threads runs <paramref name="scenario"/>'s action and is parked in a <paramref name="blocking"/> call.</summary>
+    public static void AssertTopSiteNames(StackSnapshot snapshot, Scenario scenario, BlockingKind blocking)
     {
-        var top = snapshot.TopBlockedPoolGroup();
+        var top = snapshot.TopBlockedPoolSite();
         var groups = Describe(snapshot);
         Assert.True(top is not null, $"{scenario.Name}: no pool thread parked in a blocking call. {groups}");
-        Assert.True(top.AppFrames.Any(f => IsFrameOf(f, scenario.Action)), $"{scenario.Name}: the top group's app frames do not name {scenario.Action}. {groups}");
-        Assert.True(top.Blocking!.Kind == blocking, $"{scenario.Name}: the top group is parked in {top.Blocking.Kind}, not {blocking}. {groups}");
+        Assert.True(top.AppFrames.Any(f => IsFrameOf(f, scenario.Action)), $"{scenario.Name}: the top site's app frames do not name {scenario.Action}. {groups}");
+        Assert.True(top.Blocking.Kind == blocking, $"{scenario.Name}: the top site is parked in {top.Blocking.Kind}, not {blocking}. {groups}");
     }
 
     /// <summary>No pool thread is parked in a blocking call the app's code made.</summary>
@@ -41,10 +41,12 @@ internal static class BlockedStacks
         Assert.True(!snapshot.PoolGroupsBlockedInApp().Any(), $"{scenario.Name}: pool threads parked in the app's code. {Describe(snapshot)}");
     }
 
-    /// <summary>The snapshot's largest groups, one a line: threads, blocking frame, app frames and the call the app made.</summary>
+    /// <summary>The snapshot's blocking sites, then its largest groups, one a line: threads, blocking frame, app frames and the call the app made.</summary>
     public static string Describe(StackSnapshot snapshot) =>
-        $"Snapshot of {snapshot.ThreadCount} threads ({snapshot.PoolThreadCount} pool), recorded in {snapshot.CaptureMs} ms, analysed in {snapshot.AnalysisMs} ms, largest groups:\n"
-        + string.Join('\n', snapshot.Groups.Take(GroupsShown).Select(g => $"  {g.Describe(snapshot.PoolThreadCount)}{AppCall(g)}"));
+        $"Snapshot of {snapshot.ThreadCount} threads ({snapshot.PoolThreadCount} pool), recorded in {snapshot.CaptureMs} ms, analysed in {snapshot.AnalysisMs} ms, blocking sites:\n"
+        + string.Join('\n', snapshot.BlockedPoolSites.Take(Shown).Select(s => $"  {s.Describe(snapshot.PoolThreadCount)}"))
+        + "\nlargest groups:\n"
+        + string.Join('\n', snapshot.Groups.Take(Shown).Select(g => $"  {g.Describe(snapshot.PoolThreadCount)}{AppCall(g)}"));
 
     // The call the app's innermost frame made when it is not the blocking frame itself, e.g. SqlCommand.ExecuteNonQuery
     // above a socket read: which driver call blocks.

@@ -70,7 +70,7 @@ public sealed class StarvationLoadTests(MockLoadMeasurements measurements, ITest
         var snapshot = await measurements.SnapshotAsync(scenario);
 
         output.WriteLine(BlockedStacks.Describe(snapshot));
-        BlockedStacks.AssertTopGroupNames(snapshot, CatalogueData.Find(ScenarioCatalogue.Mock, scenario), blocking);
+        BlockedStacks.AssertTopSiteNames(snapshot, CatalogueData.Find(ScenarioCatalogue.Mock, scenario), blocking);
     }
 
     [Fact]

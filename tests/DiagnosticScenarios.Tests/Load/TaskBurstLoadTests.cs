@@ -77,7 +77,7 @@ public sealed partial class TaskBurstLoadTests(ITestOutputHelper output)
         // The Task.Run lambdas (<>c__DisplayClassN.<TaskBurst>b__0) parked in Task.Wait on their Task.Delay: the request's own
         // thread is not among them, it awaits Task.WhenAll.
         output.WriteLine(BlockedStacks.Describe(snapshot));
-        BlockedStacks.AssertTopGroupNames(snapshot, CatalogueData.Find(ScenarioCatalogue.Tutorial, "taskburst"), BlockingKind.TaskWait);
+        BlockedStacks.AssertTopSiteNames(snapshot, CatalogueData.Find(ScenarioCatalogue.Tutorial, "taskburst"), BlockingKind.TaskWait);
     }
 
     private static Uri BurstUri(string mode) =>

@@ -125,7 +125,7 @@ public abstract class SqlLoadAssertions(SqlLoadMeasurements measurements, ITestO
         var snapshot = await measurements.SnapshotAsync(scenario);
 
         output.WriteLine($"{measurements.Provider} {scenario}: {BlockedStacks.Describe(snapshot)}");
-        BlockedStacks.AssertTopGroupNames(snapshot, CatalogueData.Find(ScenarioCatalogue.Sql, scenario), blocking);
+        BlockedStacks.AssertTopSiteNames(snapshot, CatalogueData.Find(ScenarioCatalogue.Sql, scenario), blocking);
     }
 
     protected async Task AssertAsyncSnapshotHasNoPoolThreadParkedInTheAppAsync()
