@@ -46,6 +46,11 @@ public sealed partial class StackCaptureService : IDisposable
     /// <summary>The detector's call when it declares starvation: queues a capture unless one ran within the configured interval. Never blocks.</summary>
     public void OnStarvation()
     {
+        if (!_options.OnStarvation)
+        {
+            return;
+        }
+
         lock (_lock)
         {
             var now = DateTimeOffset.UtcNow;

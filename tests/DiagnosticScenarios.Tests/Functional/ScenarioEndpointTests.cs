@@ -1,6 +1,7 @@
 using System.Diagnostics;
 using System.Net;
 using DiagnosticScenarios.Catalogue;
+using Microsoft.AspNetCore.Hosting;
 using Microsoft.AspNetCore.Mvc.Testing;
 
 namespace DiagnosticScenarios.Tests.Functional;
@@ -10,8 +11,17 @@ namespace DiagnosticScenarios.Tests.Functional;
 /// after another, so the CPU and memory scenarios never overlap the unloaded-latency measurements.
 /// </summary>
 [Collection(UnloadedTimingCollection.Name)]
-public sealed class ScenarioEndpointTests(WebApplicationFactory<Program> factory) : IClassFixture<WebApplicationFactory<Program>>
+public sealed class ScenarioEndpointTests(ScenarioEndpointTests.UnloadedApp factory) : IClassFixture<ScenarioEndpointTests.UnloadedApp>
 {
+    /// <summary>
+    /// The app in the test host, without the automatic stack capture: one blocking request on the host's small pool is
+    /// starvation to the detector, and the capture's few hundred milliseconds of CPU would land in the next measurement.
+    /// </summary>
+    public sealed class UnloadedApp : WebApplicationFactory<Program>
+    {
+        protected override void ConfigureWebHost(IWebHostBuilder builder) => builder.UseSetting("StackCapture:OnStarvation", "false");
+    }
+
     // Unloaded, one request at a time, after a warm-up: the answer may exceed the mock delay only by
     // routing, a thread hop and the 10 ms polling step of tasksleepwait. 250 ms also absorbs a GC pause or a
     // busy neighbour. Measured on the 2-core dev machine with curl, three calls each after a warm-up:
