@@ -1,7 +1,6 @@
 using System.Diagnostics;
 using System.Globalization;
 using System.Runtime.CompilerServices;
-using System.Text;
 
 namespace DiagnosticScenarios.Tests.Sql;
 
@@ -76,7 +75,9 @@ internal static class PostgreSqlEnvironment
     {
         var dataDirectory = Path.Combine(Path.GetTempPath(), $"diagnosticscenarios-pg-{Guid.NewGuid():N}");
         RemoveWhenThisProcessEnds(dataDirectory);
-        var exports = PostgresScript.Run("start", dataDirectory);
+#pragma warning disable VSTHRD002 // deliberate: the cluster starts once, from xunit's synchronous check of the first test that needs it
+        var exports = PostgresScript.RunAsync("start", dataDirectory).GetAwaiter().GetResult();
+#pragma warning restore VSTHRD002
         ThrowawayDataDirectory = dataDirectory;
 
         const string prefix = "export POSTGRES_CONNECTION_STRING='";
@@ -114,51 +115,13 @@ internal static class PostgresScript
 
     public static string Path { get; } = System.IO.Path.Combine(RepositoryPaths.Root, "scripts", "postgres.sh");
 
-    public static Task RunAsync(string verb) => Task.Run(() => Run(verb, PostgreSqlEnvironment.ThrowawayDataDirectory));
+    public static Task RunAsync(string verb) => RunAsync(verb, PostgreSqlEnvironment.ThrowawayDataDirectory);
 
     /// <summary>Runs a verb and returns its standard output; <paramref name="dataDirectory"/> null is the script's default cluster.</summary>
-    public static string Run(string verb, string? dataDirectory)
+    public static async Task<string> RunAsync(string verb, string? dataDirectory)
     {
-        var start = new ProcessStartInfo(Path, verb) { RedirectStandardOutput = true, RedirectStandardError = true };
-        if (dataDirectory is not null)
-        {
-            start.Environment["POSTGRES_DATA_DIR"] = dataDirectory;
-        }
-
-        var output = new StringBuilder();
-        var error = new StringBuilder();
-        using var process = new Process { StartInfo = start };
-        process.OutputDataReceived += (_, e) => Append(output, e.Data);
-        process.ErrorDataReceived += (_, e) => Append(error, e.Data);
-        process.Start();
-        process.BeginOutputReadLine();
-        process.BeginErrorReadLine();
-        if (!process.WaitForExit(Timeout))
-        {
-            process.Kill(entireProcessTree: true);
-            throw new TimeoutException($"scripts/postgres.sh {verb} did not finish within {Timeout}: {error}");
-        }
-
-        process.WaitForExit(); // flushes the last output events
-        if (process.ExitCode != 0)
-        {
-            throw new InvalidOperationException($"scripts/postgres.sh {verb} exited with {process.ExitCode}: {error}{output}");
-        }
-
-        lock (output)
-        {
-            return output.ToString();
-        }
-    }
-
-    private static void Append(StringBuilder text, string? line)
-    {
-        if (line is not null)
-        {
-            lock (text)
-            {
-                text.Append(line).Append('\n');
-            }
-        }
+        var environment = dataDirectory is null ? null : new Dictionary<string, string> { ["POSTGRES_DATA_DIR"] = dataDirectory };
+        var result = await ChildProcess.RunAsync(Path, [verb], Timeout, environment: environment);
+        return result.ExitCode == 0 ? result.Output : throw new InvalidOperationException(result.ToString());
     }
 }
