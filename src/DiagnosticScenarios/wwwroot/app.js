@@ -135,8 +135,11 @@ function onSample(event) {
   render();
 }
 
+// The app's controls answer only requests that carry this header, which a foreign page cannot send without a preflight.
+const controlHeaders = { 'X-DiagnosticScenarios-Control': '1' };
+
 async function call(method, url) {
-  const response = await fetch(url, { method, headers: { 'X-DiagnosticScenarios-Control': '1' } });
+  const response = await fetch(url, { method, headers: controlHeaders });
   const body = await response.json().catch(() => ({}));
   return `${response.status} ${JSON.stringify(body, null, 2)}`;
 }

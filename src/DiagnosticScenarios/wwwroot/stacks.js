@@ -86,7 +86,7 @@
     el('stacks-capture').disabled = true;
     el('stacks-status').textContent = 'Capturing…';
     try {
-      const response = await fetch('/api/threadpool/stacks', { method: 'POST', headers: { 'X-DiagnosticScenarios-Control': '1' } });
+      const response = await fetch('/api/threadpool/stacks', { method: 'POST', headers: controlHeaders });
       if (response.ok) {
         render(await response.json());
       } else {
