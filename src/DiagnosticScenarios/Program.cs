@@ -27,8 +27,11 @@ builder.Services.AddControls(builder.Configuration);
 // The stack capture: who holds the pool threads, taken on starvation or on request, off the pool.
 builder.Services.AddStackCapture(builder.Configuration);
 
-// The gate in front of every control that changes the process (Controls:AllowRemoteClients opens it), and a stop that a starved pool cannot hold up.
+// The gate in front of every control that changes the process (Controls:AllowRemoteClients opens it).
 builder.Services.AddControlGate(builder.Configuration);
+
+// Ctrl+C and SIGTERM end the process within the shutdown timeout, even when a starved pool cannot run the graceful stop.
+builder.Services.AddHostedService<ShutdownWatchdog>();
 
 // OpenAPI document at /openapi/v1.json; Swagger UI reads it at /swagger.
 builder.Services.AddOpenApi();

@@ -25,11 +25,10 @@ public static class ControlGate
     /// <summary>The header the page sends with every control call; a form post or an <c>&lt;img&gt;</c> cannot carry it.</summary>
     public const string HeaderName = "X-DiagnosticScenarios-Control";
 
-    /// <summary>The gate's options, bound from <c>Controls</c>, and the watchdog that makes a stop signal end even a starved process.</summary>
+    /// <summary>The gate's options, bound from <c>Controls</c>.</summary>
     public static IServiceCollection AddControlGate(this IServiceCollection services, IConfiguration configuration)
     {
         services.AddOptions<ControlGateOptions>().Bind(configuration.GetSection(ControlGateOptions.SectionName));
-        services.AddHostedService<ShutdownWatchdog>();
         return services;
     }
 
