@@ -26,9 +26,11 @@ public sealed class LoadRunnerTests
 
         // Closed loop: every request waits one query (~200 ms), hiding the backlog. Open loop: the 10th request was due
         // at 0.9 s and answered at about 2.0 s, so it waited about 1.1 s; latency grows with the backlog.
+        // The closed loop's median, not its maximum: one pause of either process (a GC, a tier-1 JIT) can hold one request,
+        // as CI once saw (one of ten at 548 ms, the other nine at 203 ms); a backlog would lengthen them all.
         Assert.Equal(10, closed.Completed);
         Assert.Equal(10, open.Completed);
-        Assert.True(closed.Latency.Max < 400, $"closed loop: {CompareSummary(closed)}");
+        Assert.True(closed.Latency.P50 < 400, $"closed loop: {CompareSummary(closed)}");
         Assert.True(open.Latency.Max >= 900, $"open loop did not count the queueing: {CompareSummary(open)}");
     }
 
