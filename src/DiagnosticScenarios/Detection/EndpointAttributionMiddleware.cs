@@ -44,7 +44,8 @@ internal sealed class EndpointAttributionMiddleware(RequestDelegate next, Endpoi
         var holdMs = Stopwatch.GetElapsedTime(started, yielded).TotalMilliseconds;
         if (pipeline.IsCompletedSuccessfully)
         {
-            Completed(stats, started, holdMs);
+            // Done without yielding: it finished when it handed back.
+            Completed(stats, started, yielded, holdMs);
             return Task.CompletedTask;
         }
 
@@ -61,13 +62,12 @@ internal sealed class EndpointAttributionMiddleware(RequestDelegate next, Endpoi
         }
         finally
         {
-            Completed(stats, started, holdMs);
+            Completed(stats, started, Stopwatch.GetTimestamp(), holdMs);
         }
     }
 
-    private void Completed(EndpointStats stats, long started, double holdMs)
+    private void Completed(EndpointStats stats, long started, long finished, double holdMs)
     {
-        var finished = Stopwatch.GetTimestamp();
         stats.Completed(finished, Stopwatch.GetElapsedTime(started, finished).TotalMilliseconds, holdMs);
         metrics.RecordHoldTime(stats.RouteTag, holdMs);
     }
