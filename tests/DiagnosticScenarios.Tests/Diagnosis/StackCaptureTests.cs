@@ -25,9 +25,11 @@ public sealed partial class StackCaptureTests(ITestOutputHelper output)
         await using var server = await BlockedServer.StartAsync();
         using var client = new HttpClient { BaseAddress = server.Server.BaseAddress, Timeout = TimeSpan.FromSeconds(2) };
         using var before = await client.GetAsync(Stacks).DefaultTimeout();
-        server.Hold("taskwait", HeldRequests, HoldMs);
+        // Each request is sent again as it ends: the capture POSTed once the GET is answered must find the requests parked
+        // however late the starved server answers (the poll allows 15 s, one request lasts 8 s), not only if it beats the hold.
+        server.Loop("taskwait", HeldRequests, HoldMs);
 
-        // Cooperative blocking lets the pool recover within seconds, while the requests are still held.
+        // Cooperative blocking lets the pool recover within seconds, while the first requests are still held.
         var automatic = await PollLatestAsync(client, server, TimeSpan.FromSeconds(15));
         using var capture = new HttpRequestMessage(HttpMethod.Post, Stacks) { Headers = { { ControlGate.HeaderName, "1" } } };
         using var post = await client.SendAsync(capture).TimeoutAfter(TimeSpan.FromSeconds(10));

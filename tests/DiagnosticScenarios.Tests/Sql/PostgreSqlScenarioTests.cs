@@ -122,11 +122,24 @@ public sealed class PostgreSqlScenarioTests(PostgreSqlAppFactory factory)
     {
         var connectionString = PostgreSqlEnvironment.RequireConnectionString();
         using var client = factory.CreateClient();
-        using var disconnect = new CancellationTokenSource(TimeSpan.FromSeconds(1));
+        using var disconnect = new CancellationTokenSource();
+        var request = client.GetAsync(new Uri("/api/sqlscenario/async?delayMs=30000", UriKind.Relative), disconnect.Token);
 
-        var request = await Record.ExceptionAsync(() => client.GetAsync(new Uri("/api/sqlscenario/async?delayMs=30000", UriKind.Relative), disconnect.Token).WaitAsync(Timeout));
+        // The client leaves only once pg_sleep runs: leaving on a timer could come while a cold pool still logs in, and then
+        // no pg_sleep would be running afterwards with nothing having been cancelled on the server.
+        var started = Stopwatch.StartNew();
+        long sleepingBeforeLeaving;
+        while ((sleepingBeforeLeaving = await CountActiveSleepsAsync(connectionString, "pg_sleep(30.000)")) == 0
+            && !request.IsCompleted && started.Elapsed < TimeSpan.FromSeconds(10))
+        {
+            await Task.Delay(50);
+        }
 
-        Assert.IsAssignableFrom<OperationCanceledException>(request);
+        await disconnect.CancelAsync();
+        var error = await Record.ExceptionAsync(() => request.WaitAsync(Timeout));
+
+        Assert.True(sleepingBeforeLeaving == 1, $"{sleepingBeforeLeaving} pg_sleep(30) running before the client left; expected the request's one.");
+        Assert.IsAssignableFrom<OperationCanceledException>(error);
         var deadline = Stopwatch.StartNew();
         long sleeping;
         do

@@ -100,11 +100,23 @@ public sealed class SqlScenarioEndpointTests(WebApplicationFactory<Program> fact
         using var client = factory.CreateClient();
         var responder = factory.Services.GetRequiredService<TdsResponder>();
         var attentionsBefore = responder.AttentionCount;
-        using var disconnect = new CancellationTokenSource(TimeSpan.FromMilliseconds(500));
+        using var disconnect = new CancellationTokenSource();
+        var request = client.GetAsync(new Uri("/api/sqlscenario/async?delayMs=30000", UriKind.Relative), disconnect.Token);
 
-        var request = await Record.ExceptionAsync(() => client.GetAsync(new Uri("/api/sqlscenario/async?delayMs=30000", UriKind.Relative), disconnect.Token).WaitAsync(Timeout));
+        // The client leaves only once the WAITFOR runs: leaving on a timer could come while a cold connection pool still logs
+        // in, when there is no command yet to cancel.
+        var started = Stopwatch.StartNew();
+        while (responder.WaitforsRunning == 0 && !request.IsCompleted && started.Elapsed < TimeSpan.FromSeconds(10))
+        {
+            await Task.Delay(20);
+        }
 
-        Assert.IsAssignableFrom<OperationCanceledException>(request);
+        var ranBeforeLeaving = responder.WaitforsRunning > 0;
+        await disconnect.CancelAsync();
+        var error = await Record.ExceptionAsync(() => request.WaitAsync(Timeout));
+
+        Assert.True(ranBeforeLeaving, "The WAITFOR never started, so there was nothing to cancel.");
+        Assert.IsAssignableFrom<OperationCanceledException>(error);
         var deadline = Stopwatch.StartNew();
         while (responder.AttentionCount == attentionsBefore && deadline.Elapsed < TimeSpan.FromSeconds(10))
         {

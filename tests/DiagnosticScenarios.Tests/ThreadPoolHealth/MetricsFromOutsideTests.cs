@@ -32,9 +32,11 @@ public sealed class MetricsFromOutsideTests(ITestOutputHelper testOutput)
                 "--providers", "System.Diagnostics.Metrics:0x2:4:Metrics=DiagnosticScenarios\\nSystem.Runtime;RefreshInterval=1",
                 "--duration", "00:00:00:06", "-o", output,
             ]);
+            // Requests for as long as the recording lasts: a histogram publishes only the intervals that had a recording in the
+            // session, and the tool takes a moment to start. Twenty requests once ended 1.1 s in, a single interval with values.
             var requests = Task.Run(async () =>
             {
-                for (var i = 0; i < 20; i++)
+                for (var i = 0; i < 1000 && !collect.IsCompleted; i++)
                 {
                     await client.GetStringAsync(new Uri("/api/diagscenario/taskwait?delayMs=50", UriKind.Relative));
                 }

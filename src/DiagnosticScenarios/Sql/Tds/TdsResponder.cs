@@ -29,6 +29,7 @@ public sealed partial class TdsResponder(ILogger<TdsResponder> logger) : IDispos
     private int _port;
     private int _connectionCounter;
     private long _attentionCount;
+    private long _waitforsRunning;
 
     /// <summary>The loopback port, fixed at the first start and kept across restarts so connection strings stay valid.</summary>
     public int Port
@@ -55,6 +56,9 @@ public sealed partial class TdsResponder(ILogger<TdsResponder> logger) : IDispos
 
     /// <summary>Attentions acknowledged so far: each is a command timeout or a cancellation the client sent.</summary>
     public long AttentionCount => Interlocked.Read(ref _attentionCount);
+
+    /// <summary>WAITFORs received and not yet answered: a client that goes away now leaves one running here.</summary>
+    public long WaitforsRunning => Interlocked.Read(ref _waitforsRunning);
 
     /// <summary>Open connections right now.</summary>
     public int ConnectionCount => _connections.Count;
@@ -119,6 +123,10 @@ public sealed partial class TdsResponder(ILogger<TdsResponder> logger) : IDispos
     public void Dispose() => Stop();
 
     internal void RecordAttention() => Interlocked.Increment(ref _attentionCount);
+
+    internal void WaitforStarted() => Interlocked.Increment(ref _waitforsRunning);
+
+    internal void WaitforEnded() => Interlocked.Decrement(ref _waitforsRunning);
 
     internal void Record(WaitforTiming timing)
     {

@@ -53,7 +53,18 @@ internal sealed class TdsSession(Socket socket, TdsResponder responder)
         }
 
         var due = received + (long)(delay.TotalSeconds * Stopwatch.Frequency);
-        if (WaitUntil(due) is { } interruption)
+        TdsMessage? interrupted;
+        responder.WaitforStarted();
+        try
+        {
+            interrupted = WaitUntil(due);
+        }
+        finally
+        {
+            responder.WaitforEnded();
+        }
+
+        if (interrupted is { } interruption)
         {
             // An attention (command timeout, cancellation) ends the WAITFOR early; its DONE replaces the batch's.
             if (interruption.Type != TdsProtocol.Attention)
