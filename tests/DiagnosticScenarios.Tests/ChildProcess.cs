@@ -1,15 +1,23 @@
 using System.Diagnostics;
+using System.Text;
 
 namespace DiagnosticScenarios.Tests;
 
 /// <summary>
 /// Runs a command to its end, bounded in time, and answers its exit code and output. A command that overstays is
-/// killed with its whole process tree, and the timeout names the command and what it had written.
+/// killed with its whole process tree, and the timeout names the command and what it had written. Every command a test
+/// runs to its end goes through here: the diagnosis CLI, dotnet-trace, the load runner, the scripts.
 /// </summary>
 internal static class ChildProcess
 {
+    /// <param name="onErrorLine">Called with each line of standard error as it arrives, for a test that acts while the command runs.</param>
     public static async Task<ChildProcessResult> RunAsync(
-        string fileName, IEnumerable<string> arguments, TimeSpan timeout, string? workingDirectory = null, IReadOnlyDictionary<string, string>? environment = null)
+        string fileName,
+        IEnumerable<string> arguments,
+        TimeSpan timeout,
+        string? workingDirectory = null,
+        IReadOnlyDictionary<string, string>? environment = null,
+        Action<string>? onErrorLine = null)
     {
         var start = new ProcessStartInfo(fileName)
         {
@@ -30,7 +38,7 @@ internal static class ChildProcess
 
         using var process = Process.Start(start) ?? throw new InvalidOperationException($"Could not start {fileName}.");
         var output = process.StandardOutput.ReadToEndAsync();
-        var error = process.StandardError.ReadToEndAsync();
+        var error = onErrorLine is null ? process.StandardError.ReadToEndAsync() : ReadLinesAsync(process.StandardError, onErrorLine);
         var commandLine = string.Join(' ', start.ArgumentList.Prepend(fileName));
         try
         {
@@ -42,7 +50,19 @@ internal static class ChildProcess
             throw new TimeoutException($"{commandLine} did not finish within {timeout}:\n{await output}\n{await error}");
         }
 
-        return new ChildProcessResult(commandLine, process.ExitCode, await output, await error);
+        return new ChildProcessResult(commandLine, process.ExitCode, await output.DefaultTimeout(), await error.DefaultTimeout());
+    }
+
+    private static async Task<string> ReadLinesAsync(StreamReader reader, Action<string> onLine)
+    {
+        var text = new StringBuilder();
+        while (await reader.ReadLineAsync() is { } line)
+        {
+            text.AppendLine(line);
+            onLine(line);
+        }
+
+        return text.ToString();
     }
 }
 

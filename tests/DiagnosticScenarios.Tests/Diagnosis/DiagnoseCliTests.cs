@@ -10,7 +10,7 @@ public sealed class DiagnoseCliTests
     {
         var gone = await ExitedProcessIdAsync();
 
-        var run = await ToolRun.CliAsync("stacks", "-p", $"{gone}");
+        var run = await DiagnoseCli.RunAsync("stacks", "-p", $"{gone}");
 
         Assert.Equal(1, run.ExitCode);
         Assert.StartsWith($"error: No process has id {gone}:", OneLine(run.Error), StringComparison.Ordinal);
@@ -22,7 +22,7 @@ public sealed class DiagnoseCliTests
         using var sleep = Process.Start(new ProcessStartInfo("sleep", "30") { UseShellExecute = false })!;
         try
         {
-            var run = await ToolRun.CliAsync("stacks", "-p", $"{sleep.Id}");
+            var run = await DiagnoseCli.RunAsync("stacks", "-p", $"{sleep.Id}");
 
             Assert.Equal(1, run.ExitCode);
             Assert.Contains($"Process {sleep.Id} (sleep) publishes no .NET diagnostic port", OneLine(run.Error), StringComparison.Ordinal);
@@ -36,7 +36,7 @@ public sealed class DiagnoseCliTests
     [Fact]
     public async Task Waits_ForANameNoProcessHas_ExitsWithOneLineSayingSo()
     {
-        var run = await ToolRun.CliAsync("waits", "-n", "NoSuchDiagnosticScenariosProcess", "--duration", "1s");
+        var run = await DiagnoseCli.RunAsync("waits", "-n", "NoSuchDiagnosticScenariosProcess", "--duration", "1s");
 
         Assert.Equal(1, run.ExitCode);
         Assert.Contains("No process is named 'NoSuchDiagnosticScenariosProcess'", OneLine(run.Error), StringComparison.Ordinal);
@@ -49,7 +49,7 @@ public sealed class DiagnoseCliTests
     [InlineData("frobnicate")]
     public async Task BadArguments_PrintUsage_AndExitWith2(params string[] arguments)
     {
-        var run = await ToolRun.CliAsync(arguments);
+        var run = await DiagnoseCli.RunAsync(arguments);
 
         Assert.Equal(2, run.ExitCode);
         Assert.Contains("Usage:", run.Error, StringComparison.Ordinal);

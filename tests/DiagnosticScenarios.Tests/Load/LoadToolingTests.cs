@@ -1,4 +1,3 @@
-using System.Diagnostics;
 using System.Text.Json;
 using DiagnosticScenarios.LoadRunner.Cli;
 using DiagnosticScenarios.LoadRunner.Server;
@@ -45,22 +44,11 @@ public sealed class LoadToolingTests : IDisposable
         var tool = Requirements.IsCi || Requirements.OnPath("hey") is not null ? "hey" : "runner";
         await using var server = await ServerProcess.StartAsync(new ServerOptions { AppPath = LoadExperiment.AppPath }).WaitAsync(TestTimeout);
         var script = Path.Combine(RepositoryPaths.Root, "scripts", "load.sh");
-        var start = new ProcessStartInfo("bash") { RedirectStandardOutput = true, RedirectStandardError = true, WorkingDirectory = Path.GetTempPath() };
-        foreach (var argument in new[] { script, "taskasyncwait", "10", "1s" })
-        {
-            start.ArgumentList.Add(argument);
-        }
+        var run = await ChildProcess.RunAsync("bash", [script, "taskasyncwait", "10", "1s"], TestTimeout, Path.GetTempPath(),
+            new Dictionary<string, string> { ["BASE_URL"] = server.BaseAddress.ToString().TrimEnd('/'), ["LOAD_TOOL"] = tool });
 
-        start.Environment["BASE_URL"] = server.BaseAddress.ToString().TrimEnd('/');
-        start.Environment["LOAD_TOOL"] = tool;
-
-        using var process = Process.Start(start)!;
-        var stdout = process.StandardOutput.ReadToEndAsync();
-        var stderr = process.StandardError.ReadToEndAsync();
-        await process.WaitForExitAsync().WaitAsync(TestTimeout);
-
-        var text = $"{await stdout}\n{await stderr}";
-        Assert.True(process.ExitCode == 0, text);
+        var text = $"{run.Output}\n{run.Error}";
+        Assert.True(run.ExitCode == 0, run.ToString());
         Assert.Contains(tool == "hey" ? "[200]" : "200 - ", text, StringComparison.Ordinal);
     }
 

@@ -1,6 +1,4 @@
-using System.Diagnostics;
 using System.Globalization;
-using System.Text;
 using System.Text.Json;
 using System.Text.RegularExpressions;
 using DiagnosticScenarios.Diagnosis;
@@ -27,18 +25,14 @@ internal static partial class RunnerProcess
         var output = Directory.CreateTempSubdirectory("diagnosticscenarios-compare-");
         try
         {
-            using var runner = Process.Start(StartInfo(options, scenario, output.FullName))
-                ?? throw new InvalidOperationException("dotnet did not start the load runner.");
-            var stdout = runner.StandardOutput.ReadToEndAsync();
-            var log = new StringBuilder();
             int? serverProcessId = null;
             Task<TimeSpan>? recording = null;
             var trace = Path.Combine(output.FullName, "stacks.nettrace");
-            var finished = Task.Run(async () =>
+            ChildProcessResult run;
+            try
             {
-                while (await runner.StandardError.ReadLineAsync() is { } line)
+                run = await ChildProcess.RunAsync("dotnet", Arguments(options, scenario, output.FullName), timeout, onErrorLine: line =>
                 {
-                    log.AppendLine(line);
                     if (LoadingServer().Match(line) is { Success: true } loading)
                     {
                         // The load is on from here until the runner exits: the place for anything to do meanwhile.
@@ -48,24 +42,17 @@ internal static partial class RunnerProcess
                             recording = BlockedStacks.RecordAsync(serverProcessId.Value, after, trace);
                         }
                     }
-                }
-
-                await runner.WaitForExitAsync();
-            });
-            try
-            {
-                await finished.WaitAsync(timeout);
+                });
             }
-            catch (TimeoutException)
+            catch (TimeoutException e)
             {
-                // The runner's server is its child: the whole tree goes.
-                runner.Kill(entireProcessTree: true);
-                throw new TimeoutException($"compare --scenarios {scenario} (server pid {serverProcessId?.ToString(CultureInfo.InvariantCulture) ?? "not started"}) did not finish within {timeout}:\n{log}");
+                // The runner's server is its child: the helper has ended the whole tree.
+                throw new TimeoutException($"compare --scenarios {scenario} (server pid {serverProcessId?.ToString(CultureInfo.InvariantCulture) ?? "not started"}): {e.Message}", e);
             }
 
-            if (runner.ExitCode != 0)
+            if (run.ExitCode != 0)
             {
-                throw new InvalidOperationException($"compare --scenarios {scenario} exited with {runner.ExitCode}:\n{await stdout}\n{log}");
+                throw new InvalidOperationException(run.ToString());
             }
 
             await using var json = File.OpenRead(Path.Combine(output.FullName, "compare.json"));
@@ -98,15 +85,9 @@ internal static partial class RunnerProcess
         }
     }
 
-    private static ProcessStartInfo StartInfo(ComparisonOptions options, string scenario, string outDirectory)
+    private static List<string> Arguments(ComparisonOptions options, string scenario, string outDirectory)
     {
-        var start = new ProcessStartInfo("dotnet")
-        {
-            UseShellExecute = false,
-            RedirectStandardOutput = true,
-            RedirectStandardError = true,
-        };
-        string[] arguments =
+        List<string> arguments =
         [
             RunnerPath, "compare",
             "--app", options.AppPath,
@@ -118,30 +99,22 @@ internal static partial class RunnerProcess
             "--cpus", Invariant(options.ProcessorCount),
             "--out", outDirectory,
         ];
-        foreach (var argument in arguments)
-        {
-            start.ArgumentList.Add(argument);
-        }
-
         if (options.MinWorkerThreads is { } minThreads)
         {
-            start.ArgumentList.Add("--min-threads");
-            start.ArgumentList.Add(Invariant(minThreads));
+            arguments.AddRange(["--min-threads", Invariant(minThreads)]);
         }
 
         if (options.DelayMs is { } delayMs)
         {
-            start.ArgumentList.Add("--delay-ms");
-            start.ArgumentList.Add(Invariant(delayMs));
+            arguments.AddRange(["--delay-ms", Invariant(delayMs)]);
         }
 
         foreach (var (key, value) in options.Environment)
         {
-            start.ArgumentList.Add("--env");
-            start.ArgumentList.Add($"{key}={value}");
+            arguments.AddRange(["--env", $"{key}={value}"]);
         }
 
-        return start;
+        return arguments;
     }
 
     [GeneratedRegex(@": loading server pid (\d+)$")]
