@@ -80,19 +80,28 @@ public sealed record BlockingFrame(BlockingKind Kind, string Name, string Frame)
         ("System.Net.Sockets.Socket.Connect", BlockingKind.SocketRead, "socket connect"),
         ("System.Net.Sockets.Socket.Accept", BlockingKind.SocketRead, "socket accept"),
         ("System.Net.Sockets.NetworkStream.Read", BlockingKind.SocketRead, "socket read"),
-        ("System.Net.Sockets.SocketPal.", BlockingKind.SocketRead, "blocking socket call"),
         ("System.IO.FileStream.Read", BlockingKind.StreamRead, "file read"),
         ("System.IO.RandomAccess.Read", BlockingKind.StreamRead, "file read"),
         ("System.IO.Pipes.PipeStream.Read", BlockingKind.StreamRead, "pipe read"),
     ];
 
     /// <summary>The outermost blocking call in a stack given leaf first; null when the thread is not parked in a known call (e.g. running).</summary>
+    /// <remarks>
+    /// The patterns are prefixes, so that <c>Socket.Receive</c> covers <c>ReceiveFrom</c> and <c>WaitHandle.Wait</c> covers
+    /// <c>WaitOne</c> and <c>WaitAny</c>; a method named <c>…Async</c> (<c>Socket.SendAsync</c>, <c>SemaphoreSlim.WaitAsync</c>,
+    /// <c>NetworkStream.ReadAsync</c>) never blocks, and a thread sampled while running in one is not parked there.
+    /// </remarks>
     public static BlockingFrame? Find(IReadOnlyList<string> framesLeafFirst)
     {
         ArgumentNullException.ThrowIfNull(framesLeafFirst);
         for (var i = framesLeafFirst.Count - 1; i >= 0; i--)
         {
             var method = FrameNames.Method(framesLeafFirst[i]);
+            if (method.EndsWith("Async", StringComparison.Ordinal))
+            {
+                continue;
+            }
+
             foreach (var (prefix, kind, name) in Patterns)
             {
                 if (method.StartsWith(prefix, StringComparison.Ordinal))

@@ -1,0 +1,61 @@
+using DiagnosticScenarios.Diagnosis;
+
+namespace DiagnosticScenarios.Tests.Diagnosis;
+
+/// <summary>
+/// Which call a sampled stack is parked in. A sample catches running threads too: one caught inside a non-blocking call
+/// must not be reported as parked there (CI once saw an async query's send reported as "blocked in socket write").
+/// </summary>
+public sealed class BlockingFrameTests
+{
+    private const string App = "DiagnosticScenarios!DiagnosticScenarios.Sql.SqlScenarioController";
+
+    [Fact]
+    public void Find_NamesTheSocketRead_OfASyncQueryParkedOnTheSocket()
+    {
+        // Leaf first, as the sample profiler records it (a sync SqlClient query on Linux, from a real snapshot).
+        string[] frames =
+        [
+            "System.Private.CoreLib!System.Threading.ManualResetEventSlim.Wait(int32,value class System.Threading.CancellationToken)",
+            "System.Net.Sockets!System.Net.Sockets.SocketAsyncContext.PerformSyncOperation(value class OperationQueue`1<!!0>&,!!0,int32,int32)",
+            "System.Net.Sockets!System.Net.Sockets.SocketAsyncContext.ReceiveFrom(value class System.Memory`1<unsigned int8>,value class System.Net.Sockets.SocketFlags&,value class System.Memory`1<unsigned int8>,int32&,int32,int32&)",
+            "System.Net.Sockets!System.Net.Sockets.SocketPal.Receive(class System.Net.Sockets.SafeSocketHandle,unsigned int8[],int32,int32,value class System.Net.Sockets.SocketFlags,int32&)",
+            "System.Net.Sockets!System.Net.Sockets.Socket.Receive(unsigned int8[],int32,int32,value class System.Net.Sockets.SocketFlags,value class System.Net.Sockets.SocketError&)",
+            "System.Net.Sockets!System.Net.Sockets.NetworkStream.Read(unsigned int8[],int32,int32)",
+            "Microsoft.Data.SqlClient!Microsoft.Data.SqlClient.SqlCommand.ExecuteNonQuery()",
+            $"{App}.Sync(value class System.Nullable`1<int32>)",
+        ];
+
+        var frame = BlockingFrame.Find(frames);
+
+        Assert.NotNull(frame);
+        Assert.Equal(BlockingKind.SocketRead, frame.Kind);
+        Assert.Equal("NetworkStream.Read", frame.Frame);
+    }
+
+    [Fact]
+    public void Find_NamesNothing_ForAThreadRunningAnAsyncSend()
+    {
+        string[] frames =
+        [
+            "System.Net.Sockets!System.Net.Sockets.SocketPal.TryCompleteSendTo(class System.Net.Sockets.SafeSocketHandle,value class System.ReadOnlySpan`1<unsigned int8>,int32&,int32&,value class System.Net.Sockets.SocketError&)",
+            "System.Net.Sockets!System.Net.Sockets.SocketAsyncContext.SendToAsync(value class System.Memory`1<unsigned int8>,int32,int32,int32&,value class System.Net.Sockets.SocketError&)",
+            "System.Net.Sockets!System.Net.Sockets.Socket.SendAsync(value class System.ReadOnlyMemory`1<unsigned int8>,value class System.Net.Sockets.SocketFlags,value class System.Threading.CancellationToken)",
+            "Npgsql!Npgsql.NpgsqlCommand+<ExecuteReader>d__120.MoveNext()",
+            $"{App}+<Async>d__10.MoveNext()",
+        ];
+
+        Assert.Null(BlockingFrame.Find(frames));
+    }
+
+    [Fact]
+    public void Find_TellsASemaphoreWaitFromAnAwaitedOne()
+    {
+        const string monitorWait = "System.Private.CoreLib!System.Threading.Monitor.Wait(class System.Object,int32)";
+        string[] parked = [monitorWait, "System.Private.CoreLib!System.Threading.SemaphoreSlim.Wait(int32,value class System.Threading.CancellationToken)", $"{App}.Sync(value class System.Nullable`1<int32>)"];
+        string[] running = ["System.Private.CoreLib!System.Threading.SemaphoreSlim.WaitAsync(int32,value class System.Threading.CancellationToken)", $"{App}+<Async>d__10.MoveNext()"];
+
+        Assert.Equal(BlockingKind.SemaphoreSlim, BlockingFrame.Find(parked)?.Kind);
+        Assert.Null(BlockingFrame.Find(running));
+    }
+}
