@@ -37,9 +37,13 @@ public sealed record StackSnapshot(
     /// <summary>The site with the most parked pool workers; null when none is parked.</summary>
     public BlockingSite? TopBlockedPoolSite() => BlockedPoolSites is [var top, ..] ? top : null;
 
-    /// <summary>The pool-worker groups parked in a call made by the app's code, most threads first.</summary>
+    /// <summary>
+    /// The pool-worker groups parked in a blocking call the app's code made, most threads first: the app's innermost frame
+    /// called a synchronous method. A thread caught inside an awaited <c>…Async</c> call (a driver's lock or send of the
+    /// moment) is the library's business for that instant, not the app blocking.
+    /// </summary>
     public IEnumerable<ThreadGroup> PoolGroupsBlockedInApp() =>
-        Groups.Where(g => IsParkedPoolGroup(g) && g.AppFrame is not null);
+        Groups.Where(g => IsParkedPoolGroup(g) && g.AppFrame is not null && g.AppCall?.EndsWith("Async", StringComparison.Ordinal) != true);
 
     private static bool IsParkedPoolGroup(ThreadGroup group) => group.PoolThreads && group.Blocking is { Kind: not BlockingKind.IdleWorker };
 }
@@ -78,6 +82,19 @@ public sealed record ThreadGroup(
     IReadOnlyList<int> ThreadIds,
     IReadOnlyList<string> Frames)
 {
+    /// <summary>
+    /// The call the app's innermost frame made (<c>Type.Method</c>), e.g. <c>SqlCommand.ExecuteNonQuery</c> above a socket
+    /// read: which API blocks. Null when the stack has no app frame or ends in it.
+    /// </summary>
+    public string? AppCall
+    {
+        get
+        {
+            var app = AppFrame is null ? -1 : Frames.ToList().FindIndex(f => FrameNames.TypeAndMethod(f) == AppFrame);
+            return app > 0 ? FrameNames.TypeAndMethod(Frames[app - 1]) : null;
+        }
+    }
+
     /// <summary>One line, e.g. "118 of 125 pool threads: blocked in Task.Result / Wait (sync-over-async) (Task`1.get_Result), app frame StarvationScenariosController.TaskWait".</summary>
     /// <param name="poolThreadCount">The snapshot's pool threads, to say "of how many".</param>
     public string Describe(int poolThreadCount)

@@ -35,7 +35,7 @@ internal static class BlockedStacks
         Assert.True(top.Blocking.Kind == blocking, $"{scenario.Name}: the top site is parked in {top.Blocking.Kind}, not {blocking}. {groups}");
     }
 
-    /// <summary>No pool thread is parked in a blocking call the app's code made.</summary>
+    /// <summary>No pool thread is parked in a blocking call the app's code made (see <see cref="StackSnapshot.PoolGroupsBlockedInApp"/>).</summary>
     public static void AssertNoPoolGroupBlockedInApp(StackSnapshot snapshot, Scenario scenario)
     {
         Assert.True(!snapshot.PoolGroupsBlockedInApp().Any(), $"{scenario.Name}: pool threads parked in the app's code. {Describe(snapshot)}");
@@ -48,14 +48,9 @@ internal static class BlockedStacks
         + "\nlargest groups:\n"
         + string.Join('\n', snapshot.Groups.Take(Shown).Select(g => $"  {g.Describe(snapshot.PoolThreadCount)}{AppCall(g)}"));
 
-    // The call the app's innermost frame made when it is not the blocking frame itself, e.g. SqlCommand.ExecuteNonQuery
-    // above a socket read: which driver call blocks.
-    private static string AppCall(ThreadGroup group)
-    {
-        var app = group.Frames.ToList().FindIndex(f => FrameNames.IsApp(f, DiagnosisOptions.DefaultAppNamespacePrefix));
-        var call = app > 0 ? FrameNames.TypeAndMethod(group.Frames[app - 1]) : null;
-        return call is null || call == group.Blocking?.Frame ? "" : $", calling {call}";
-    }
+    // The call the app made when it is not the blocking frame itself, e.g. SqlCommand.ExecuteNonQuery above a socket read.
+    private static string AppCall(ThreadGroup group) =>
+        group.AppCall is { } call && call != group.Blocking?.Frame ? $", calling {call}" : "";
 
     /// <summary>
     /// <paramref name="frame"/> (<c>Type.Method</c>) is the action <paramref name="action"/> (<c>Controller.Action</c>) or code the

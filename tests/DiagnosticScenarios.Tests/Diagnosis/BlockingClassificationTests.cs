@@ -3,10 +3,11 @@ using DiagnosticScenarios.Diagnosis;
 namespace DiagnosticScenarios.Tests.Diagnosis;
 
 /// <summary>
-/// Which call a sampled stack is parked in. A sample catches running threads too: one caught inside a non-blocking call
-/// must not be reported as parked there (CI once saw an async query's send reported as "blocked in socket write").
+/// Which call a sampled stack is parked in, and whether the app's code made it. A sample catches running threads too: one
+/// caught inside a non-blocking call must not be reported as parked there (CI once saw an async query's send reported as
+/// "blocked in socket write"), nor a driver's momentary lock inside an awaited call as the app blocking (seen once too).
 /// </summary>
-public sealed class BlockingFrameTests
+public sealed class BlockingClassificationTests
 {
     private const string App = "DiagnosticScenarios!DiagnosticScenarios.Sql.SqlScenarioController";
 
@@ -57,5 +58,36 @@ public sealed class BlockingFrameTests
 
         Assert.Equal(BlockingKind.SemaphoreSlim, BlockingFrame.Find(parked)?.Kind);
         Assert.Null(BlockingFrame.Find(running));
+    }
+
+    [Fact]
+    public void PoolGroupsBlockedInApp_CountsTheAppsSyncCall_NotALockInsideTheDriversAsyncCall()
+    {
+        string[] syncRead =
+        [
+            "System.Private.CoreLib!System.Threading.ManualResetEventSlim.Wait(int32,value class System.Threading.CancellationToken)",
+            "System.Net.Sockets!System.Net.Sockets.Socket.Receive(unsigned int8[],int32,int32,value class System.Net.Sockets.SocketFlags)",
+            "Npgsql!Npgsql.NpgsqlCommand.ExecuteNonQuery()",
+            $"{App}.Sync(value class System.Nullable`1<int32>)",
+        ];
+        string[] lockInAsyncCall =
+        [
+            "System.Private.CoreLib!System.Threading.Monitor.Enter(class System.Object)",
+            "Npgsql!Npgsql.Internal.NpgsqlConnector.StartUserAction(value class System.Threading.CancellationToken)",
+            "Npgsql!Npgsql.NpgsqlCommand.ExecuteNonQueryAsync(value class System.Threading.CancellationToken)",
+            $"{App}+<Async>d__10.MoveNext()",
+        ];
+        var snapshot = new StackSnapshot(0, DateTimeOffset.UtcNow, 0, 0, 2, 2, [Group(syncRead), Group(lockInAsyncCall)]);
+
+        var blocked = Assert.Single(snapshot.PoolGroupsBlockedInApp());
+
+        Assert.Equal("NpgsqlCommand.ExecuteNonQuery", blocked.AppCall);
+        Assert.Equal(2, snapshot.BlockedPoolSites.Count);
+    }
+
+    private static ThreadGroup Group(string[] framesLeafFirst)
+    {
+        var appFrame = FrameNames.TypeAndMethod(framesLeafFirst[^1]);
+        return new ThreadGroup(1, PoolThreads: true, BlockingFrame.Find(framesLeafFirst), appFrame, [appFrame], [1], framesLeafFirst);
     }
 }
