@@ -4,14 +4,15 @@
 # Usage: scripts/capture-memory.sh [captures=25]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/server-common.sh
 captures=${1:-25}
 dotnet build -c Release -v q -nologo src/DiagnosticScenarios >/dev/null
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+port=$(free_port)
 base="http://127.0.0.1:$port"
 DOTNET_PROCESSOR_COUNT=2 dotnet src/DiagnosticScenarios/bin/Release/net10.0/DiagnosticScenarios.dll --urls "$base" >/dev/null 2>&1 &
 app=$!
 trap 'kill $app 2>/dev/null || true; wait 2>/dev/null || true' EXIT
-for _ in $(seq 100); do curl -sf "$base/api/diagscenario/ping" >/dev/null && break; sleep 0.1; done
+wait_until_answering "$base"
 rss_mb() { awk '/^VmRSS:/ {printf "%.0f", $2 / 1024}' "/proc/$app/status"; }
 echo "before: RSS $(rss_mb) MB"
 for i in $(seq "$captures"); do

@@ -9,6 +9,7 @@
 # APP_DIR=path runs an app already built there instead of building Release.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/server-common.sh
 pairs=${1:-3}
 duration=${2:-10s}
 connections=${3:-64}
@@ -17,7 +18,7 @@ if [[ -z "${APP_DIR:-}" ]]; then
   dotnet build -c Release -v q -nologo src/DiagnosticScenarios >/dev/null
   APP_DIR=src/DiagnosticScenarios/bin/Release/net10.0
 fi
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+port=$(free_port)
 url="http://127.0.0.1:$port/api/diagscenario/ping"
 results=$(mktemp)
 
@@ -39,7 +40,7 @@ detection_ticks() { # user + system clock ticks of process $1's detection thread
 run() { # $1 = true|false
   DOTNET_PROCESSOR_COUNT=2 ThreadPoolHealth__Enabled=$1 dotnet "$APP_DIR/DiagnosticScenarios.dll" --urls "http://127.0.0.1:$port" --contentRoot "$PWD/src/DiagnosticScenarios" >/dev/null 2>&1 &
   local pid=$!
-  for _ in $(seq 100); do curl -sf "$url" >/dev/null && break; sleep 0.1; done
+  wait_until_answering "http://127.0.0.1:$port" || { kill "$pid"; exit 1; }
   # A warm-up so both sides are measured after JIT and connection set-up: after 2 s, tiered compilation still took
   # about 5 % of the server's CPU in the measured run.
   wrk -t 2 -c "$connections" -d 5s "$url" >/dev/null

@@ -6,6 +6,7 @@
 # delayMs=0 takes the 500 ms query away, so the per-request cost of the middleware is what limits.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/server-common.sh
 pairs=${1:-3}
 duration=${2:-10s}
 delay=${3:-500}
@@ -13,14 +14,14 @@ dotnet build -c Release -v q -nologo src/DiagnosticScenarios >/dev/null
 dotnet build -c Release -v q -nologo src/DiagnosticScenarios.LoadRunner >/dev/null
 bin=src/DiagnosticScenarios/bin/Release/net10.0
 runner=src/DiagnosticScenarios.LoadRunner/bin/Release/net10.0/DiagnosticScenarios.LoadRunner.dll
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+port=$(free_port)
 url="http://127.0.0.1:$port/api/diagscenario/taskasyncwait?delayMs=$delay"
 results=$(mktemp)
 
 run() { # $1 = true|false
   DOTNET_PROCESSOR_COUNT=2 ThreadPoolHealth__Enabled=$1 dotnet "$bin/DiagnosticScenarios.dll" --urls "http://127.0.0.1:$port" --contentRoot "$PWD/src/DiagnosticScenarios" >/dev/null 2>&1 &
   local pid=$!
-  for _ in $(seq 100); do curl -sf "$url" >/dev/null && break; sleep 0.1; done
+  wait_until_answering "http://127.0.0.1:$port" || { kill "$pid"; exit 1; }
   local json
   json=$(dotnet "$runner" run --url "$url" -c 125 -d "$duration" --json 2>/dev/null)
   kill "$pid"; wait "$pid" 2>/dev/null || true

@@ -6,21 +6,22 @@
 # Usage: scripts/stacks-benchmark.sh [runs=5] [held=150]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/server-common.sh
 runs=${1:-5}
 held=${2:-150}
 dotnet build -c Release -v q -nologo src/DiagnosticScenarios >/dev/null
 dotnet build -c Release -v q -nologo src/DiagnosticScenarios.Diagnose >/dev/null
 bin=src/DiagnosticScenarios/bin/Release/net10.0
 cli=src/DiagnosticScenarios.Diagnose/bin/Release/net10.0/DiagnosticScenarios.Diagnose.dll
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+port=$(free_port)
 base="http://127.0.0.1:$port"
 results=$(mktemp)
 
 # Hexadecimal, as the runtime reads it: C8 = 200 threads.
 DOTNET_PROCESSOR_COUNT=2 DOTNET_ThreadPool_ForceMinWorkerThreads=C8 dotnet "$bin/DiagnosticScenarios.dll" --urls "$base" >/dev/null 2>&1 &
 app=$!
-trap 'kill $app 2>/dev/null || true; wait 2>/dev/null || true; rm -f "$results"' EXIT
-for _ in $(seq 100); do curl -sf "$base/api/diagscenario/ping" >/dev/null && break; sleep 0.1; done
+trap 'kill $app 2>/dev/null || true; wait 2>/dev/null || true; rm -f "$results" "$results.json" "$results.time"' EXIT
+wait_until_answering "$base"
 
 # The held requests end by themselves after 60 s at the latest, or when the app is killed.
 for _ in $(seq "$held"); do curl -s -m 70 "$base/api/diagscenario/taskwait?delayMs=60000" >/dev/null & done
@@ -35,11 +36,12 @@ echo "app: $(awk '/^Threads:/ {print $2}' "/proc/$app/status") OS threads, RSS $
 
 for i in $(seq "$runs"); do
   start=$(date +%s.%N)
-  json=$( { /usr/bin/time -f "%M" -o "$results.time" dotnet "$cli" stacks -p "$app" --json --top 1; } )
+  /usr/bin/time -f "%M" -o "$results.time" dotnet "$cli" stacks -p "$app" --json --top 1 >"$results.json"
   end=$(date +%s.%N)
-  python3 - cli "$start" "$end" "$(cat "$results.time")" "$json" >>"$results" <<'PY'
+  # The snapshot goes by file: with every stack in it, it is longer than one command-line argument may be.
+  python3 - cli "$start" "$end" "$(cat "$results.time")" "$results.json" >>"$results" <<'PY'
 import json, sys
-s = json.loads(sys.argv[5])
+s = json.load(open(sys.argv[5]))
 g = s["groups"][0]
 print(sys.argv[1], round((float(sys.argv[3]) - float(sys.argv[2])) * 1000), s["captureMs"], s["analysisMs"], sys.argv[4], s["threadCount"], s["poolThreadCount"], g["threads"], g["appFrame"])
 PY
@@ -48,11 +50,11 @@ done
 
 for i in $(seq "$runs"); do
   start=$(date +%s.%N)
-  json=$(curl -sf -m 30 -X POST -H 'X-DiagnosticScenarios-Control: 1' "$base/api/threadpool/stacks")
+  curl -sf -m 30 -X POST -H 'X-DiagnosticScenarios-Control: 1' "$base/api/threadpool/stacks" >"$results.json"
   end=$(date +%s.%N)
-  python3 - app "$start" "$end" "$(rss VmHWM)" "$json" >>"$results" <<'PY'
+  python3 - app "$start" "$end" "$(rss VmHWM)" "$results.json" >>"$results" <<'PY'
 import json, sys
-s = json.loads(sys.argv[5])["snapshot"]
+s = json.load(open(sys.argv[5]))["snapshot"]
 g = s["groups"][0]
 print(sys.argv[1], round((float(sys.argv[3]) - float(sys.argv[2])) * 1000), s["captureMs"], s["analysisMs"], sys.argv[4], s["threadCount"], s["poolThreadCount"], g["threads"], g["appFrame"])
 PY

@@ -1,0 +1,16 @@
+# Sourced by the benchmark scripts: one way to pick a loopback port and to wait for a fresh server.
+
+# A free TCP port on 127.0.0.1.
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+# Waits up to 10 s for the app at base URL $1 to answer ping; fails, saying so, if it does not.
+wait_until_answering() {
+  for _ in $(seq 100); do
+    curl -sf "$1/api/diagscenario/ping" >/dev/null && return 0
+    sleep 0.1
+  done
+  echo "the server at $1 did not answer ping within 10 s" >&2
+  return 1
+}
