@@ -90,8 +90,15 @@ public sealed record ThreadGroup(
     {
         get
         {
-            var app = AppFrame is null ? -1 : Frames.ToList().FindIndex(f => FrameNames.TypeAndMethod(f) == AppFrame);
-            return app > 0 ? FrameNames.TypeAndMethod(Frames[app - 1]) : null;
+            for (var i = 0; AppFrame is not null && i < Frames.Count; i++)
+            {
+                if (FrameNames.TypeAndMethod(Frames[i]) == AppFrame)
+                {
+                    return i > 0 ? FrameNames.TypeAndMethod(Frames[i - 1]) : null;
+                }
+            }
+
+            return null;
         }
     }
 
