@@ -13,7 +13,10 @@ public static class StackCaptureRegistration
         return services;
     }
 
-    /// <summary><c>GET /api/threadpool/stacks</c> (the latest capture) and <c>POST</c> (one now, a control).</summary>
+    /// <summary>
+    /// <c>GET /api/threadpool/stacks</c> (the latest capture) and <c>POST</c> (one now): both controls, since a capture shows
+    /// the app's internals, every method its threads are in.
+    /// </summary>
     public static IEndpointRouteBuilder MapStackCapture(this IEndpointRouteBuilder endpoints)
     {
         // The page's reads of its own tooling are not the app's load: left out of the attribution, as the rest of /api/threadpool.
@@ -23,7 +26,8 @@ public static class StackCaptureRegistration
                 ? Results.Ok(latest)
                 : TypedResults.Problem(statusCode: StatusCodes.Status404NotFound, title: "No stack capture yet.",
                     detail: "The app captures its threads when the detector declares starvation; POST /api/threadpool/stacks takes one now."))
-            .WithSummary("The latest grouped stack capture of the app's own threads: groups of identical stacks, most first, each with its blocking frame and app frame.");
+            .RequireControlGate()
+            .WithSummary("The latest grouped stack capture of the app's own threads: groups of identical stacks, most first, each with its blocking frame and app frame (a control: loopback only, with the X-DiagnosticScenarios-Control header).");
 
         api.MapPost("", async (HttpContext context, StackCaptureService capture) =>
                 TypedResults.Ok(await capture.CaptureNowAsync().WaitAsync(context.RequestAborted)))

@@ -71,7 +71,7 @@
 
   async function refresh() {
     try {
-      const response = await fetch('/api/threadpool/stacks');
+      const response = await fetch('/api/threadpool/stacks', { headers: controlHeaders });
       if (response.status === 404) {
         el('stacks-status').textContent = 'No capture yet: the app takes one when it declares starvation, or press "Capture now".';
       } else if (response.ok) {

@@ -92,6 +92,18 @@ public sealed class ControlGateTests(WebApplicationFactory<Program> factory) : I
     }
 
     [Fact]
+    public async Task StackCaptureRead_IsBehindTheGate_AsItShowsTheAppsInternals()
+    {
+        var remote = await factory.Server.SendAsync(c => ReadStacks(c, Remote)).DefaultTimeout();
+        var local = await factory.Server.SendAsync(c => ReadStacks(c, IPAddress.Loopback)).DefaultTimeout();
+
+        var problem = await ReadProblemAsync(remote, HttpStatusCode.Forbidden);
+        Assert.Equal("loopback-client", problem.GetProperty("rule").GetString());
+        // Let through, it answers what the endpoint itself says: no capture yet in a fresh app.
+        Assert.Equal(StatusCodes.Status404NotFound, local.Response.StatusCode);
+    }
+
+    [Fact]
     public async Task EveryRouteThatChangesTheProcess_IsBehindTheGate()
     {
         var controls = factory.Services.GetRequiredService<EndpointDataSource>().Endpoints.OfType<RouteEndpoint>()
@@ -115,6 +127,15 @@ public sealed class ControlGateTests(WebApplicationFactory<Program> factory) : I
 
         Assert.True(controls.Count >= 4, string.Join(", ", answers));
         Assert.All(answers, a => Assert.EndsWith(": 403", a, StringComparison.Ordinal));
+    }
+
+    private static void ReadStacks(HttpContext context, IPAddress client)
+    {
+        context.Request.Method = HttpMethods.Get;
+        context.Request.Path = "/api/threadpool/stacks";
+        context.Request.Host = new HostString("localhost");
+        context.Connection.RemoteIpAddress = client;
+        context.Request.Headers[ControlGate.HeaderName] = "1";
     }
 
     private static void Describe(HttpContext context, string request)
