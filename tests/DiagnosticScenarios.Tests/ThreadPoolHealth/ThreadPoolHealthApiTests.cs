@@ -56,18 +56,24 @@ public sealed class ThreadPoolHealthApiTests(WebApplicationFactory<Program> fact
         string[] blocking = ["sync", "asyncsyncio", "wait"];
         var routes = blocking.Append("async").Select(shape => $"/api/sqlscenario/{shape}").ToArray();
 
-        // The embedded TDS responder (the default provider) answers each WAITFOR after 300 ms.
-        await Task.WhenAll(routes.Select(r => client.GetStringAsync(new Uri($"{r}?delayMs=300", UriKind.Relative)))).WaitAsync(Timeout);
-        var snapshot = await PollAsync(client, s => routes.All(r => EndpointAt(s, r) is not null));
+        // The embedded TDS responder (the default provider) answers each WAITFOR after 300 ms. Three rounds, judged by the
+        // median: a route's first request also compiles its code on the request thread (CI once saw async's first hold
+        // at 116 ms while the parallel tests started), which is not what the hold time is there to single out.
+        for (var round = 0; round < 3; round++)
+        {
+            await Task.WhenAll(routes.Select(r => client.GetStringAsync(new Uri($"{r}?delayMs=300", UriKind.Relative)))).WaitAsync(Timeout);
+        }
+
+        var snapshot = await PollAsync(client, s => routes.All(r => EndpointAt(s, r)?.GetProperty("holdTime").GetProperty("count").GetInt32() >= 3));
 
         foreach (var route in routes[..^1])
         {
-            var hold = EndpointAt(snapshot, route)!.Value.GetProperty("holdTime").GetProperty("maxMs").GetDouble();
-            Assert.True(hold >= 250, $"{route} held its thread {hold} ms; expected about the 300 ms WAITFOR");
+            var hold = EndpointAt(snapshot, route)!.Value.GetProperty("holdTime").GetProperty("p50Ms").GetDouble();
+            Assert.True(hold >= 250, $"{route} held its thread {hold} ms (median); expected about the 300 ms WAITFOR");
         }
 
-        var asyncHold = EndpointAt(snapshot, routes[^1])!.Value.GetProperty("holdTime").GetProperty("maxMs").GetDouble();
-        Assert.True(asyncHold < 100, $"{routes[^1]} held its thread {asyncHold} ms; an awaiting action should hand it back at once");
+        var asyncHold = EndpointAt(snapshot, routes[^1])!.Value.GetProperty("holdTime").GetProperty("p50Ms").GetDouble();
+        Assert.True(asyncHold < 100, $"{routes[^1]} held its thread {asyncHold} ms (median); an awaiting action should hand it back at once");
     }
 
     [Fact]
