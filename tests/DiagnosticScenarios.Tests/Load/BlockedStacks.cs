@@ -27,16 +27,23 @@ internal static class BlockedStacks
 
     /// <summary>
     /// The blocking site with the most parked pool threads runs <paramref name="scenario"/>'s action and is parked in a
-    /// <paramref name="blocking"/> call, or in <paramref name="alsoBlocking"/> when the action makes two kinds of blocking call.
+    /// <paramref name="blocking"/> call, or in one of <paramref name="alsoBlocking"/> when the action makes other kinds of blocking call.
     /// </summary>
-    public static void AssertTopSiteNames(StackSnapshot snapshot, Scenario scenario, BlockingKind blocking, BlockingKind? alsoBlocking = null)
+    public static void AssertTopSiteNames(StackSnapshot snapshot, Scenario scenario, BlockingKind blocking, params BlockingKind[] alsoBlocking)
     {
         var top = snapshot.TopBlockedPoolSite();
         var groups = Describe(snapshot);
         Assert.True(top is not null, $"{scenario.Name}: no pool thread parked in a blocking call. {groups}");
         Assert.True(top.AppFrames.Any(f => IsFrameOf(f, scenario.Action)), $"{scenario.Name}: the top site's app frames do not name {scenario.Action}. {groups}");
-        Assert.True(top.Blocking.Kind == blocking || top.Blocking.Kind == alsoBlocking,
-            $"{scenario.Name}: the top site is parked in {top.Blocking.Kind}, not {blocking}{(alsoBlocking is { } also ? $" or {also}" : "")}. {groups}");
+        Assert.True(top.Blocking.Kind == blocking || alsoBlocking.Contains(top.Blocking.Kind),
+            $"{scenario.Name}: the top site is parked in {top.Blocking.Kind}, not {string.Join(" or ", alsoBlocking.Prepend(blocking))}. {groups}");
+    }
+
+    /// <summary>Some site of parked pool threads runs <paramref name="scenario"/>'s action and is parked in a <paramref name="blocking"/> call.</summary>
+    public static void AssertSomeSiteNames(StackSnapshot snapshot, Scenario scenario, BlockingKind blocking)
+    {
+        Assert.True(snapshot.BlockedPoolSites.Any(s => s.Blocking.Kind == blocking && s.AppFrames.Any(f => IsFrameOf(f, scenario.Action))),
+            $"{scenario.Name}: no pool thread parked in {blocking} under {scenario.Action}. {Describe(snapshot)}");
     }
 
     /// <summary>No pool thread is parked in a blocking call the app's code made (see <see cref="StackSnapshot.PoolGroupsBlockedInApp"/>).</summary>
