@@ -50,15 +50,10 @@ public sealed class ScenarioEndpointTests(ScenarioEndpointTests.UnloadedApp fact
         using var client = factory.CreateClient();
         await GetAsync(client, $"/api/diagscenario/{scenario}?delayMs=0");
         var defaultDelay = TimeSpan.FromMilliseconds(ScenarioCatalogue.Mock.DefaultDelayMs!.Value);
-        CollectEarlierTestsGarbage();
 
-        var watch = Stopwatch.StartNew();
-        var (status, body) = await GetAsync(client, $"/api/diagscenario/{scenario}");
-        watch.Stop();
+        var fastest = await FastestAnswerAsync(client, $"/api/diagscenario/{scenario}", defaultDelay, $"success:{scenario}");
 
-        Assert.Equal(HttpStatusCode.OK, status);
-        Assert.Equal($"success:{scenario}", body);
-        Assert.InRange(watch.Elapsed, defaultDelay - TimerResolution, defaultDelay + UnloadedMargin);
+        Assert.True(fastest <= defaultDelay + UnloadedMargin, $"{scenario}: fastest of {Attempts} answers {fastest.TotalMilliseconds:F0} ms, over {defaultDelay.TotalMilliseconds} ms + {UnloadedMargin.TotalMilliseconds} ms.");
     }
 
     [Fact]
@@ -66,13 +61,11 @@ public sealed class ScenarioEndpointTests(ScenarioEndpointTests.UnloadedApp fact
     {
         using var client = factory.CreateClient();
         await GetAsync(client, "/api/diagscenario/taskasyncwait?delayMs=0");
-        CollectEarlierTestsGarbage();
+        var delay = TimeSpan.FromMilliseconds(200);
 
-        var watch = Stopwatch.StartNew();
-        await GetAsync(client, "/api/diagscenario/taskasyncwait?delayMs=200");
-        watch.Stop();
+        var fastest = await FastestAnswerAsync(client, "/api/diagscenario/taskasyncwait?delayMs=200", delay, "success:taskasyncwait");
 
-        Assert.InRange(watch.Elapsed, TimeSpan.FromMilliseconds(200) - TimerResolution, TimeSpan.FromMilliseconds(200) + UnloadedMargin);
+        Assert.True(fastest <= delay + UnloadedMargin, $"fastest of {Attempts} answers {fastest.TotalMilliseconds:F0} ms, over {delay.TotalMilliseconds} ms + {UnloadedMargin.TotalMilliseconds} ms.");
     }
 
     [Fact]
@@ -173,6 +166,34 @@ public sealed class ScenarioEndpointTests(ScenarioEndpointTests.UnloadedApp fact
     /// clock starts, so that collecting it cannot land inside a measurement (CI once saw tasksleepwait at 1035 ms a few
     /// seconds after memspike; the cause was not shown).
     /// </summary>
+    // Noise only ever adds time to an answer, so the fastest of a few tells how long the scenario itself takes. Seen in two
+    // suite runs: tasksleepwait answering in 1035 ms and 773 ms, unloaded; in the second the app's own detector logged a
+    // queued work item waiting 563 ms with nothing queued, a stall of the whole test host, not of the scenario.
+    private const int Attempts = 3;
+
+    /// <summary>
+    /// Sends <paramref name="path"/> up to <see cref="Attempts"/> times, each after collecting earlier tests' garbage, and
+    /// answers the fastest; stops at the first answer within the margin of <paramref name="delay"/>. Every answer must be
+    /// <paramref name="body"/> and none may come before the delay.
+    /// </summary>
+    private static async Task<TimeSpan> FastestAnswerAsync(HttpClient client, string path, TimeSpan delay, string body)
+    {
+        var fastest = TimeSpan.MaxValue;
+        for (var attempt = 0; attempt < Attempts && fastest > delay + UnloadedMargin; attempt++)
+        {
+            CollectEarlierTestsGarbage();
+            var watch = Stopwatch.StartNew();
+            var answer = await GetAsync(client, path);
+            watch.Stop();
+
+            Assert.Equal((HttpStatusCode.OK, body), answer);
+            Assert.True(watch.Elapsed >= delay - TimerResolution, $"{path} answered in {watch.Elapsed.TotalMilliseconds:F0} ms, before its {delay.TotalMilliseconds} ms delay.");
+            fastest = watch.Elapsed < fastest ? watch.Elapsed : fastest;
+        }
+
+        return fastest;
+    }
+
     private static void CollectEarlierTestsGarbage()
     {
         GC.Collect();
