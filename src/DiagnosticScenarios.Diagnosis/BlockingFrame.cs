@@ -88,8 +88,8 @@ public sealed record BlockingFrame(BlockingKind Kind, string Name, string Frame)
     /// <summary>The outermost blocking call in a stack given leaf first; null when the thread is not parked in a known call (e.g. running).</summary>
     /// <remarks>
     /// The patterns are prefixes, so that <c>Socket.Receive</c> covers <c>ReceiveFrom</c> and <c>WaitHandle.Wait</c> covers
-    /// <c>WaitOne</c> and <c>WaitAny</c>; a method named <c>…Async</c> (<c>Socket.SendAsync</c>, <c>SemaphoreSlim.WaitAsync</c>,
-    /// <c>NetworkStream.ReadAsync</c>) never blocks, and a thread sampled while running in one is not parked there.
+    /// <c>WaitOne</c> and <c>WaitAny</c>; an async method (<see cref="FrameNames.IsAsyncMethod"/>, e.g. <c>NetworkStream.ReadAsync</c>)
+    /// never blocks, and a thread sampled while running in one is not parked there.
     /// </remarks>
     public static BlockingFrame? Find(IReadOnlyList<string> framesLeafFirst)
     {
@@ -97,7 +97,7 @@ public sealed record BlockingFrame(BlockingKind Kind, string Name, string Frame)
         for (var i = framesLeafFirst.Count - 1; i >= 0; i--)
         {
             var method = FrameNames.Method(framesLeafFirst[i]);
-            if (method.EndsWith("Async", StringComparison.Ordinal))
+            if (FrameNames.IsAsyncMethod(method))
             {
                 continue;
             }

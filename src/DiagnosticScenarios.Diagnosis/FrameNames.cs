@@ -56,6 +56,17 @@ public static class FrameNames
         return method[(typeDot + 1)..];
     }
 
+    /// <summary>
+    /// A method named <c>…Async</c> (<c>Socket.SendAsync</c>, <c>SemaphoreSlim.WaitAsync</c>, <c>NpgsqlCommand.ExecuteNonQueryAsync</c>):
+    /// it hands its thread back instead of blocking, so a thread sampled inside one is running, not parked by its caller.
+    /// </summary>
+    /// <param name="method">A method name as <see cref="Method"/> or <see cref="TypeAndMethod"/> gives it.</param>
+    public static bool IsAsyncMethod(string method)
+    {
+        ArgumentNullException.ThrowIfNull(method);
+        return method.EndsWith("Async", StringComparison.Ordinal);
+    }
+
     /// <summary>The app's own code: its namespace prefix, never this library.</summary>
     public static bool IsApp(string frame, string appNamespacePrefix)
     {

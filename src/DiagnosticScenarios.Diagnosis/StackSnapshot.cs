@@ -43,7 +43,7 @@ public sealed record StackSnapshot(
     /// moment) is the library's business for that instant, not the app blocking.
     /// </summary>
     public IEnumerable<ThreadGroup> PoolGroupsBlockedInApp() =>
-        Groups.Where(g => IsParkedPoolGroup(g) && g.AppFrame is not null && g.AppCall?.EndsWith("Async", StringComparison.Ordinal) != true);
+        Groups.Where(g => IsParkedPoolGroup(g) && g.AppFrame is not null && !(g.AppCall is { } call && FrameNames.IsAsyncMethod(call)));
 
     private static bool IsParkedPoolGroup(ThreadGroup group) => group.PoolThreads && group.Blocking is { Kind: not BlockingKind.IdleWorker };
 }
