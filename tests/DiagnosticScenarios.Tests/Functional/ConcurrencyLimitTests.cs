@@ -1,5 +1,5 @@
 using System.Net;
-using System.Net.Http.Json;
+using DiagnosticScenarios.Tests.ThreadPoolHealth;
 using System.Text.Json;
 using Microsoft.AspNetCore.Hosting;
 using Microsoft.AspNetCore.Mvc.Testing;
@@ -71,20 +71,11 @@ public sealed class ConcurrencyLimitTests
     /// </summary>
     private static async Task<bool> AdmittedAsync(HttpClient client, Task<HttpResponseMessage> held)
     {
-        var deadline = DateTime.UtcNow + TimeSpan.FromSeconds(10);
-        while (!held.IsCompleted && DateTime.UtcNow < deadline)
-        {
-            var snapshot = await client.GetFromJsonAsync<JsonElement>(new Uri("/api/threadpool", UriKind.Relative)).DefaultTimeout();
-            if (snapshot.GetProperty("endpoints").EnumerateArray()
-                .Any(e => e.GetProperty("route").GetString() == "/api/diagscenario/taskburst" && e.GetProperty("inFlight").GetInt64() > 0))
-            {
-                return true;
-            }
+        var (met, snapshot) = await ThreadPoolApi.PollAsync(client, s => InFlight(s) > 0 || held.IsCompleted, TimeSpan.FromSeconds(10), TimeSpan.FromMilliseconds(20));
+        return met && InFlight(snapshot) > 0;
 
-            await Task.Delay(20);
-        }
-
-        return false;
+        static long InFlight(JsonElement snapshot) =>
+            ThreadPoolApi.Endpoint(snapshot, "/api/diagscenario/taskburst")?.GetProperty("inFlight").GetInt64() ?? 0;
     }
 
     private static async Task<HttpResponseMessage> AdmittedWithinAsync(HttpClient client, Uri url, TimeSpan patience)

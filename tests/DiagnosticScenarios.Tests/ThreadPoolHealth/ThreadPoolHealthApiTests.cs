@@ -64,15 +64,15 @@ public sealed class ThreadPoolHealthApiTests(WebApplicationFactory<Program> fact
             await Task.WhenAll(routes.Select(r => client.GetStringAsync(new Uri($"{r}?delayMs=300", UriKind.Relative)))).WaitAsync(Timeout);
         }
 
-        var snapshot = await PollAsync(client, s => routes.All(r => EndpointAt(s, r)?.GetProperty("holdTime").GetProperty("count").GetInt32() >= 3));
+        var snapshot = await PollAsync(client, s => routes.All(r => ThreadPoolApi.Endpoint(s, r)?.GetProperty("holdTime").GetProperty("count").GetInt32() >= 3));
 
         foreach (var route in routes[..^1])
         {
-            var hold = EndpointAt(snapshot, route)!.Value.GetProperty("holdTime").GetProperty("p50Ms").GetDouble();
+            var hold = ThreadPoolApi.Endpoint(snapshot, route)!.Value.GetProperty("holdTime").GetProperty("p50Ms").GetDouble();
             Assert.True(hold >= 250, $"{route} held its thread {hold} ms (median); expected about the 300 ms WAITFOR");
         }
 
-        var asyncHold = EndpointAt(snapshot, routes[^1])!.Value.GetProperty("holdTime").GetProperty("p50Ms").GetDouble();
+        var asyncHold = ThreadPoolApi.Endpoint(snapshot, routes[^1])!.Value.GetProperty("holdTime").GetProperty("p50Ms").GetDouble();
         Assert.True(asyncHold < 100, $"{routes[^1]} held its thread {asyncHold} ms (median); an awaiting action should hand it back at once");
     }
 
@@ -177,29 +177,13 @@ public sealed class ThreadPoolHealthApiTests(WebApplicationFactory<Program> fact
         Assert.Null(disabled.Services.GetService(typeof(DiagnosticScenarios.Detection.HealthSampler)));
     }
 
-    private static JsonElement? Endpoint(JsonElement snapshot, string scenario) => EndpointAt(snapshot, $"/api/diagscenario/{scenario}");
-
-    private static JsonElement? EndpointAt(JsonElement snapshot, string route) =>
-        snapshot.GetProperty("endpoints").EnumerateArray()
-            .Where(e => e.GetProperty("route").GetString() == route)
-            .Select(e => (JsonElement?)e)
-            .FirstOrDefault();
+    private static JsonElement? Endpoint(JsonElement snapshot, string scenario) => ThreadPoolApi.Endpoint(snapshot, $"/api/diagscenario/{scenario}");
 
     private static async Task<JsonElement> PollAsync(HttpClient client, Func<JsonElement, bool> until)
     {
-        var deadline = DateTime.UtcNow + Timeout;
-        while (true)
-        {
-            var snapshot = await client.GetFromJsonAsync<JsonElement>(new Uri("/api/threadpool", UriKind.Relative)).WaitAsync(Timeout);
-            if (until(snapshot))
-            {
-                return snapshot;
-            }
-
-            Assert.True(DateTime.UtcNow < deadline, $"/api/threadpool never showed what the test waits for within {Timeout}: {snapshot}");
-
-            await Task.Delay(200);
-        }
+        var (met, snapshot) = await ThreadPoolApi.PollAsync(client, until, Timeout, TimeSpan.FromMilliseconds(200));
+        Assert.True(met, $"/api/threadpool never showed what the test waits for within {Timeout}: {snapshot}");
+        return snapshot;
     }
 
     private static async Task<List<long>> ReadEventIdsAsync(HttpResponseMessage response, int count)
