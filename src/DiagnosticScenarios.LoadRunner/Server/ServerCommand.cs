@@ -1,5 +1,5 @@
-using System.Diagnostics;
 using System.Globalization;
+using DiagnosticScenarios.Processes;
 
 namespace DiagnosticScenarios.LoadRunner.Server;
 
@@ -12,53 +12,39 @@ internal static class ServerCommand
         "DOTNET_ThreadPool_ForceMinWorkerThreads", "DOTNET_PROCESSOR_COUNT",
     ];
 
-    public static ProcessStartInfo For(ServerOptions options, Uri baseAddress)
+    public static ChildProcessStart For(ServerOptions options, Uri baseAddress)
     {
-        var (fileName, leadingArguments) = Resolve(options.AppPath);
-        var startInfo = new ProcessStartInfo(fileName)
-        {
-            UseShellExecute = false,
-            RedirectStandardOutput = true,
-            RedirectStandardError = true,
-            // The app finds appsettings.json in its content root, the current directory by default.
-            WorkingDirectory = options.ContentRoot ?? Path.GetDirectoryName(Path.GetFullPath(options.AppPath))!,
-        };
-        foreach (var argument in leadingArguments)
-        {
-            startInfo.ArgumentList.Add(argument);
-        }
-
+        var (fileName, arguments) = Resolve(options.AppPath);
         if (options.ContentRoot is not null)
         {
-            startInfo.ArgumentList.Add("--contentRoot");
-            startInfo.ArgumentList.Add(options.ContentRoot);
+            arguments.AddRange(["--contentRoot", options.ContentRoot]);
         }
 
-        startInfo.ArgumentList.Add("--urls");
-        startInfo.ArgumentList.Add(baseAddress.GetLeftPart(UriPartial.Authority));
+        arguments.AddRange(["--urls", baseAddress.GetLeftPart(UriPartial.Authority)]);
 
-        foreach (var key in InheritedSettingsToDrop)
-        {
-            startInfo.Environment.Remove(key);
-        }
-
-        startInfo.Environment["DOTNET_PROCESSOR_COUNT"] = options.ProcessorCount.ToString(CultureInfo.InvariantCulture);
-        startInfo.Environment["ASPNETCORE_ENVIRONMENT"] = options.Environment;
+        var environment = InheritedSettingsToDrop.ToDictionary(key => key, string? (_) => null);
+        environment["DOTNET_PROCESSOR_COUNT"] = options.ProcessorCount.ToString(CultureInfo.InvariantCulture);
+        environment["ASPNETCORE_ENVIRONMENT"] = options.Environment;
         if (options.MinWorkerThreads is { } min)
         {
             // Hexadecimal: "C8" is 200 threads. Decimal "200" would be read as 512.
-            startInfo.Environment["DOTNET_ThreadPool_ForceMinWorkerThreads"] = min.ToString("X", CultureInfo.InvariantCulture);
+            environment["DOTNET_ThreadPool_ForceMinWorkerThreads"] = min.ToString("X", CultureInfo.InvariantCulture);
         }
 
         foreach (var (key, value) in options.ExtraEnvironment)
         {
-            startInfo.Environment[key] = value;
+            environment[key] = value;
         }
 
-        return startInfo;
+        return new ChildProcessStart(fileName, arguments)
+        {
+            // The app finds appsettings.json in its content root, the current directory by default.
+            WorkingDirectory = options.ContentRoot ?? Path.GetDirectoryName(Path.GetFullPath(options.AppPath))!,
+            Environment = environment,
+        };
     }
 
-    private static (string FileName, string[] Arguments) Resolve(string appPath)
+    private static (string FileName, List<string> Arguments) Resolve(string appPath)
     {
         var full = Path.GetFullPath(appPath);
         if (!full.EndsWith(".dll", StringComparison.OrdinalIgnoreCase))

@@ -27,6 +27,9 @@ public sealed record ServerOptions
     /// <summary>More environment variables for the server, e.g. <c>Database__Provider=PostgreSql</c>.</summary>
     public IReadOnlyDictionary<string, string> ExtraEnvironment { get; init; } = new Dictionary<string, string>();
 
+    /// <summary>The path the server answers once it is ready (a 2xx), from its root.</summary>
+    public string ReadyPath { get; init; } = "api/diagscenario/ping";
+
     /// <summary>How long the server may take to answer its first ping.</summary>
     public TimeSpan StartTimeout { get; init; } = TimeSpan.FromSeconds(30);
 }

@@ -1,6 +1,7 @@
 using System.Diagnostics;
 using System.Net;
 using System.Net.Sockets;
+using DiagnosticScenarios.Processes;
 
 namespace DiagnosticScenarios.LoadRunner.Server;
 
@@ -10,11 +11,11 @@ namespace DiagnosticScenarios.LoadRunner.Server;
 /// </summary>
 public sealed class ServerProcess : IAsyncDisposable
 {
-    private const int MaxCapturedLines = 2000;
-    private readonly Process _process;
-    private readonly OutputTail _output = new(MaxCapturedLines);
+    // The server's log: enough for a failure message and for the tests that read its warnings, bounded for a long run.
+    private const int MaxCapturedChars = 512 * 1024;
+    private readonly ChildProcess _process;
 
-    private ServerProcess(Process process, Uri baseAddress)
+    private ServerProcess(ChildProcess process, Uri baseAddress)
     {
         _process = process;
         BaseAddress = baseAddress;
@@ -27,8 +28,8 @@ public sealed class ServerProcess : IAsyncDisposable
 
     public bool HasExited => _process.HasExited;
 
-    /// <summary>The last lines the server wrote to stdout and stderr.</summary>
-    public string Output => _output.ToString();
+    /// <summary>The last lines the server wrote to stdout, then to stderr.</summary>
+    public string Output => _process.Output + _process.Error;
 
     /// <summary>Starts the server on a free loopback port and returns once it answers <c>/api/diagscenario/ping</c>.</summary>
     public static async Task<ServerProcess> StartAsync(ServerOptions options, CancellationToken cancellationToken = default)
@@ -37,10 +38,10 @@ public sealed class ServerProcess : IAsyncDisposable
         const int attempts = 3;
         for (var attempt = 1; ; attempt++)
         {
-            var server = Launch(options, FreeLoopbackPort());
+            var server = Launch(options, FreeLoopbackPort.Pick());
             try
             {
-                await server.WaitUntilReadyAsync(options.StartTimeout, cancellationToken);
+                await server.WaitUntilReadyAsync(options, cancellationToken);
                 return server;
             }
             catch (ServerStartException) when (attempt < attempts && server.HasExited)
@@ -59,68 +60,28 @@ public sealed class ServerProcess : IAsyncDisposable
     /// <summary>Samples the server's OS thread count on a timer until the returned sampler is disposed.</summary>
     public ThreadCountSampler SampleThreadCount(TimeSpan interval) => new(this, interval);
 
-    public async ValueTask DisposeAsync()
-    {
-        try
-        {
-            if (!_process.HasExited)
-            {
-                _process.Kill(entireProcessTree: true);
-            }
-
-            using var exit = new CancellationTokenSource(TimeSpan.FromSeconds(10));
-            await _process.WaitForExitAsync(exit.Token);
-        }
-        catch (InvalidOperationException)
-        {
-            // Never started or already reaped.
-        }
-        catch (OperationCanceledException)
-        {
-            // A process that ignores SIGKILL for 10 s is beyond our reach; do not hang the caller.
-        }
-        finally
-        {
-            _process.Dispose();
-        }
-    }
+    public ValueTask DisposeAsync() => _process.DisposeAsync();
 
     private static ServerProcess Launch(ServerOptions options, int port)
     {
         var baseAddress = new Uri($"http://127.0.0.1:{port}/");
-        var startInfo = ServerCommand.For(options, baseAddress);
-        var process = new Process { StartInfo = startInfo, EnableRaisingEvents = true };
-        var server = new ServerProcess(process, baseAddress);
-        process.OutputDataReceived += (_, e) => server._output.Add(e.Data);
-        process.ErrorDataReceived += (_, e) => server._output.Add(e.Data);
-        if (!process.Start())
-        {
-            throw new ServerStartException($"Could not start {startInfo.FileName}.");
-        }
-
-        process.BeginOutputReadLine();
-        process.BeginErrorReadLine();
-        return server;
+        var start = ServerCommand.For(options, baseAddress) with { MaxCapturedChars = MaxCapturedChars };
+        return new ServerProcess(ChildProcess.Start(start), baseAddress);
     }
 
-    private static int FreeLoopbackPort()
+    private async Task WaitUntilReadyAsync(ServerOptions options, CancellationToken cancellationToken)
     {
-        using var listener = new TcpListener(IPAddress.Loopback, 0);
-        listener.Start();
-        return ((IPEndPoint)listener.LocalEndpoint).Port;
-    }
-
-    private async Task WaitUntilReadyAsync(TimeSpan timeout, CancellationToken cancellationToken)
-    {
+        var timeout = options.StartTimeout;
         using var client = new HttpClient { Timeout = TimeSpan.FromSeconds(2) };
-        var ping = new Uri(BaseAddress, "api/diagscenario/ping");
+        var ping = new Uri(BaseAddress, options.ReadyPath);
         var started = Stopwatch.StartNew();
         while (started.Elapsed < timeout)
         {
             cancellationToken.ThrowIfCancellationRequested();
             if (_process.HasExited)
             {
-                throw new ServerStartException($"The server exited with code {_process.ExitCode} before answering {ping}.\n{Output}");
+                var exit = await _process.WaitForExitAsync();
+                throw new ServerStartException($"The server exited with code {exit.ExitCode} before answering {ping}.\n{Output}");
             }
 
             try

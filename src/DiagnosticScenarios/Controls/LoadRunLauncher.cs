@@ -1,29 +1,38 @@
-using System.Diagnostics;
-using System.Text;
+using System.Globalization;
+using System.Text.Json;
 using DiagnosticScenarios.Catalogue;
+using DiagnosticScenarios.Processes;
 
 namespace DiagnosticScenarios.Controls;
 
 /// <summary>
-/// Starts the load runner (<c>DiagnosticScenarios.LoadRunner run --url URL -c N -d Ns --json</c>) as a child
+/// Starts the load runner (<c>DiagnosticScenarios.LoadRunner run --url URL -c N -d Ns --timeout 60s --json</c>) as a child
 /// process for the live page: the load must come from another process, never from the pool it is meant to starve.
-/// One run at a time, bounded in connections and duration, killed if it overstays.
+/// One run at a time, bounded in connections and duration, killed if it overstays. The run's end is seen on a thread of
+/// its own, so the page learns it even while the pool is still starved.
 /// </summary>
 public sealed partial class LoadRunLauncher(IConfiguration configuration, ILogger<LoadRunLauncher> logger) : IDisposable
 {
     public const int MaxConnections = 500;
     public const int MaxDurationSeconds = 120;
+
+    /// <summary>
+    /// How long each request of a page-started run may wait for its answer. Under tasksleepwait at 125 connections the first
+    /// answers come after about 50 s; the runner's own default of 30 s would count them all as timeouts.
+    /// </summary>
+    public static readonly TimeSpan RequestTimeout = TimeSpan.FromSeconds(60);
+
     private const int MaxOutputChars = 64 * 1024;
 
-    // A process the runner left behind can hold its output open after it has exited; the run is over all the same.
-    private static readonly TimeSpan OutputGrace = TimeSpan.FromSeconds(2);
+    // The run may drain its requests for a request timeout after its duration; past that, it is killed.
+    private static readonly TimeSpan Overstay = RequestTimeout + TimeSpan.FromSeconds(10);
 
     // What the runner may be pointed at: the catalogue's loadable scenarios, never an arbitrary URL.
     public static readonly IReadOnlyList<string> Scenarios = [.. ScenarioCatalogue.Loadable.Select(s => s.Route.TrimStart('/')["api/".Length..])];
 
     private readonly Lock _lock = new();
     private LoadRun? _current;
-    private Process? _process;
+    private ChildProcess? _process;
 
     /// <summary>Where the runner is: <c>LoadRunner:Path</c>, else the runner project's build output beside this app's.</summary>
     public string RunnerPath => LoadRunnerLocation.Find(configuration);
@@ -40,8 +49,10 @@ public sealed partial class LoadRunLauncher(IConfiguration configuration, ILogge
     }
 
     /// <summary>Starts a run; when one is already running, returns that run and <c>Started: false</c>.</summary>
+    /// <exception cref="FileNotFoundException">The runner is not where <see cref="RunnerPath"/> says.</exception>
     public (LoadRun Run, bool Started) Start(string scenario, Uri target, int connections, int durationSeconds)
     {
+        ArgumentNullException.ThrowIfNull(target);
         lock (_lock)
         {
             if (_current is { Running: true })
@@ -52,34 +63,29 @@ public sealed partial class LoadRunLauncher(IConfiguration configuration, ILogge
             var runner = RunnerPath;
             if (!File.Exists(runner))
             {
-                throw new FileNotFoundException($"The load runner is not at '{runner}'. Build src/DiagnosticScenarios.LoadRunner with the same configuration as the app, or set LoadRunner:Path.", runner);
+                throw new FileNotFoundException($"The load runner is not at '{runner}'. Build the solution (or src/DiagnosticScenarios.LoadRunner) with the same configuration as the app, or set {LoadRunnerLocation.ConfigurationKey}.", runner);
             }
 
-            var start = new ProcessStartInfo
+            var isDll = runner.EndsWith(".dll", StringComparison.OrdinalIgnoreCase);
+            string[] arguments =
+            [
+                .. isDll ? [runner] : Array.Empty<string>(),
+                "run", "--url", target.ToString(), "-c", connections.ToString(CultureInfo.InvariantCulture), "-d", $"{durationSeconds}s",
+                "--timeout", $"{RequestTimeout.TotalSeconds}s", "--json",
+            ];
+            LoadRun? run = null;
+            var process = ChildProcess.Start(new ChildProcessStart(isDll ? "dotnet" : runner, arguments)
             {
-                FileName = runner.EndsWith(".dll", StringComparison.OrdinalIgnoreCase) ? "dotnet" : runner,
-                RedirectStandardOutput = true,
-                RedirectStandardError = true,
-                UseShellExecute = false,
-            };
-            if (runner.EndsWith(".dll", StringComparison.OrdinalIgnoreCase))
-            {
-                start.ArgumentList.Add(runner);
-            }
-
-            foreach (var argument in new[] { "run", "--url", target.ToString(), "-c", connections.ToString(System.Globalization.CultureInfo.InvariantCulture), "-d", $"{durationSeconds}s", "--json" })
-            {
-                start.ArgumentList.Add(argument);
-            }
-
-            var process = Process.Start(start) ?? throw new InvalidOperationException($"The load runner at '{runner}' did not start.");
-            _process?.Dispose();
+                TimeLimit = TimeSpan.FromSeconds(durationSeconds) + Overstay,
+                MaxCapturedChars = MaxOutputChars,
+                // Start holds the lock until the run is recorded, so Finished, which takes it first, always sees the run.
+                OnExit = result => Finished(() => run!, result),
+            });
             _process = process;
-            _current = new LoadRun(scenario, target.ToString(), connections, durationSeconds, DateTimeOffset.UtcNow, process.Id, Running: true, ExitCode: null, Output: null, Error: null);
+            run = new LoadRun(scenario, target.ToString(), connections, durationSeconds, DateTimeOffset.UtcNow, process.Id, Running: true, EndedAt: null, ExitCode: null, Result: null, Error: null);
+            _current = run;
             LogStarted(logger, process.Id, target, connections, durationSeconds);
-            // Not awaited: the request answers 202 at once; the watcher records the exit and enforces the time limit.
-            _ = WatchAsync(process, _current, TimeSpan.FromSeconds(durationSeconds + 30));
-            return (_current, true);
+            return (run, true);
         }
     }
 
@@ -88,7 +94,7 @@ public sealed partial class LoadRunLauncher(IConfiguration configuration, ILogge
     {
         lock (_lock)
         {
-            Kill(_process);
+            _process?.Kill();
             return _current;
         }
     }
@@ -97,109 +103,78 @@ public sealed partial class LoadRunLauncher(IConfiguration configuration, ILogge
     {
         lock (_lock)
         {
-            Kill(_process);
-            _process?.Dispose();
-            _process = null;
+            _process?.Kill();
         }
     }
 
-    private async Task WatchAsync(Process process, LoadRun run, TimeSpan limit)
+    private void Finished(Func<LoadRun> started, ChildProcessResult exit)
     {
-        var output = ReadBoundedAsync(process.StandardOutput);
-        var error = ReadBoundedAsync(process.StandardError);
-        int? exitCode = null;
-        string? failure = null;
-        try
+        LoadRun run;
+        lock (_lock)
         {
-            using var overstay = new CancellationTokenSource(limit);
-            try
-            {
-                await process.WaitForExitAsync(overstay.Token);
-            }
-            catch (OperationCanceledException)
-            {
-                Kill(process);
-                await process.WaitForExitAsync(CancellationToken.None);
-            }
+            run = started();
+        }
 
-            exitCode = process.ExitCode;
-            LogFinished(logger, run.ProcessId, exitCode.Value);
-        }
-#pragma warning disable CA1031 // deliberate: whatever went wrong, the run is over and a new one must be able to start
-        catch (Exception e)
-#pragma warning restore CA1031
+        LogFinished(logger, run.ProcessId, exit.ExitCode);
+        var finished = run with
         {
-            // The app is shutting down and disposed the process, or watching it failed: the run ends without an exit code.
-            failure = e.Message;
-        }
-        finally
+            Running = false,
+            EndedAt = DateTimeOffset.UtcNow,
+            ExitCode = exit.ExitCode,
+            Result = exit.ExitCode == 0 ? ParseReport(exit.Output) : null,
+            Error = exit.ExitCode == 0 ? null : $"{exit.Error}{(exit.TimedOut ? $"\nKilled: the run overstayed its {Overstay.TotalSeconds:0} s past its duration." : "")}".Trim(),
+        };
+        lock (_lock)
         {
-            var finished = run with
+            // A run that was replaced meanwhile (it cannot be: one at a time) keeps the newer one current.
+            if (ReferenceEquals(_current, run))
             {
-                Running = false,
-                ExitCode = exitCode,
-                Output = await CollectAsync(output),
-                Error = failure is null ? await CollectAsync(error) : $"{await CollectAsync(error)}\n{failure}".Trim(),
-            };
-            lock (_lock)
-            {
-                if (ReferenceEquals(_current, run))
-                {
-                    _current = finished;
-                }
+                _current = finished;
             }
         }
     }
 
-    private static async Task<string?> CollectAsync(Task<string> read)
+    // The runner's --json report, as it wrote it; a run that was stopped or printed something else has none.
+    private static JsonElement? ParseReport(string output)
     {
         try
         {
-            return await read.WaitAsync(OutputGrace);
+            return JsonSerializer.Deserialize<JsonElement>(output);
         }
-        catch (Exception e) when (e is TimeoutException or IOException or ObjectDisposedException or InvalidOperationException)
+        catch (JsonException)
         {
             return null;
         }
     }
 
-    private static async Task<string> ReadBoundedAsync(StreamReader reader)
-    {
-        var text = new StringBuilder();
-        var buffer = new char[4096];
-        int read;
-        while ((read = await reader.ReadAsync(buffer)) > 0)
-        {
-            if (text.Length < MaxOutputChars)
-            {
-                text.Append(buffer, 0, Math.Min(read, MaxOutputChars - text.Length));
-            }
-        }
-
-        return text.ToString();
-    }
-
-    private static void Kill(Process? process)
-    {
-        try
-        {
-            if (process is { HasExited: false })
-            {
-                process.Kill(entireProcessTree: true);
-            }
-        }
-        catch (InvalidOperationException)
-        {
-            // It exited between the check and the kill.
-        }
-    }
-
-    [LoggerMessage(EventId = 5101, Level = LogLevel.Information, Message = "Load runner {ProcessId} started against {Target} with {Connections} connections for {DurationSeconds} s")]
+    [LoggerMessage(EventId = 5301, Level = LogLevel.Information, Message = "Load runner {ProcessId} started against {Target} with {Connections} connections for {DurationSeconds} s")]
     private static partial void LogStarted(ILogger logger, int processId, Uri target, int connections, int durationSeconds);
 
-    [LoggerMessage(EventId = 5102, Level = LogLevel.Information, Message = "Load runner {ProcessId} exited with code {ExitCode}")]
+    [LoggerMessage(EventId = 5302, Level = LogLevel.Information, Message = "Load runner {ProcessId} exited with code {ExitCode}")]
     private static partial void LogFinished(ILogger logger, int processId, int exitCode);
 }
 
-/// <summary>A load run started from the page; <see cref="Output"/> is the runner's JSON summary once it has finished.</summary>
-public sealed record LoadRun(string Scenario, string Target, int Connections, int DurationSeconds, DateTimeOffset StartedAt, int ProcessId, bool Running, int? ExitCode, string? Output, string? Error);
+/// <summary>A load run started from the page; <see cref="Result"/> is the runner's JSON report once it has finished.</summary>
+/// <param name="Scenario">The scenario, as the load control names it (<c>diagscenario/taskwait</c>).</param>
+/// <param name="Target">The URL loaded.</param>
+/// <param name="Connections">Concurrent connections.</param>
+/// <param name="DurationSeconds">How long it sends.</param>
+/// <param name="StartedAt">When the runner started.</param>
+/// <param name="ProcessId">The runner's process id.</param>
+/// <param name="Running">Whether the runner still runs.</param>
+/// <param name="EndedAt">When the runner exited (or was stopped); null while it runs.</param>
+/// <param name="ExitCode">The runner's exit code once it has exited.</param>
+/// <param name="Result">The runner's report (req/s, latency, status codes, errors), when it exited normally.</param>
+/// <param name="Error">What the runner said when it failed, or why it was killed.</param>
+public sealed record LoadRun(
+    string Scenario,
+    string Target,
+    int Connections,
+    int DurationSeconds,
+    DateTimeOffset StartedAt,
+    int ProcessId,
+    bool Running,
+    DateTimeOffset? EndedAt,
+    int? ExitCode,
+    JsonElement? Result,
+    string? Error);

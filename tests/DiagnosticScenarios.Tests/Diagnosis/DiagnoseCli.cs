@@ -1,3 +1,4 @@
+using DiagnosticScenarios.Processes;
 using System.Reflection;
 
 namespace DiagnosticScenarios.Tests.Diagnosis;
@@ -12,5 +13,5 @@ internal static class DiagnoseCli
         .Single(a => a.Key == "DiagnoseCliPath").Value!;
 
     public static Task<ChildProcessResult> RunAsync(params string[] arguments) =>
-        ChildProcess.RunAsync("dotnet", [Path, .. arguments], Timeout, RepositoryPaths.Root);
+        ChildProcess.RunAsync(new ChildProcessStart("dotnet", [Path, .. arguments]) { WorkingDirectory = RepositoryPaths.Root }, Timeout);
 }

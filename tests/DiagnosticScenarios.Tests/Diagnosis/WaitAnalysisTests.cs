@@ -48,9 +48,9 @@ public sealed class WaitAnalysisTests(ITestOutputHelper output)
             // The workshop's exact command, from the repository's tool manifest, records the same stream of requests as the
             // live session does, at the same time (a process serves several EventPipe sessions at once).
             var live = WaitAnalyzer.CaptureOnDedicatedThreadAsync(server.ProcessId, Session);
-            var collect = await ChildProcess.RunAsync("dotnet",
-                ["tool", "run", "dotnet-trace", "collect", "-p", $"{server.ProcessId}", "--clrevents", "waithandle", "--clreventlevel", "verbose", "--duration", Session.ToString(@"hh\:mm\:ss", CultureInfo.InvariantCulture), "-o", trace],
-                TimeSpan.FromSeconds(60), RepositoryPaths.Root);
+            var collect = await DotnetTools.RunAsync("dotnet-trace",
+                ["collect", "-p", $"{server.ProcessId}", "--clrevents", "waithandle", "--clreventlevel", "verbose", "--duration", Session.ToString(@"hh\:mm\:ss", CultureInfo.InvariantCulture), "-o", trace],
+                TimeSpan.FromSeconds(60));
             Assert.True(collect.ExitCode == 0 && File.Exists(trace), collect.ToString());
             var cli = await DiagnoseCli.RunAsync("waits", trace, "--json");
             Assert.True(cli.ExitCode == 0, cli.Error);

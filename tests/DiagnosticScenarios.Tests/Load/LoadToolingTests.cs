@@ -1,3 +1,4 @@
+using DiagnosticScenarios.Processes;
 using System.Text.Json;
 using DiagnosticScenarios.LoadRunner.Cli;
 using DiagnosticScenarios.LoadRunner.Server;
@@ -44,8 +45,13 @@ public sealed class LoadToolingTests : IDisposable
         var tool = Requirements.IsCi || Requirements.OnPath("hey") is not null ? "hey" : "runner";
         await using var server = await ServerProcess.StartAsync(new ServerOptions { AppPath = LoadExperiment.AppPath }).WaitAsync(TestTimeout);
         var script = Path.Combine(RepositoryPaths.Root, "scripts", "load.sh");
-        var run = await ChildProcess.RunAsync("bash", [script, "taskasyncwait", "10", "1s"], TestTimeout, Path.GetTempPath(),
-            new Dictionary<string, string> { ["BASE_URL"] = server.BaseAddress.ToString().TrimEnd('/'), ["LOAD_TOOL"] = tool });
+        var run = await ChildProcess.RunAsync(
+            new ChildProcessStart("bash", [script, "taskasyncwait", "10", "1s"])
+            {
+                WorkingDirectory = Path.GetTempPath(),
+                Environment = new Dictionary<string, string?> { ["BASE_URL"] = server.BaseAddress.ToString().TrimEnd('/'), ["LOAD_TOOL"] = tool },
+            },
+            TestTimeout);
 
         var text = $"{run.Output}\n{run.Error}";
         Assert.True(run.ExitCode == 0, run.ToString());

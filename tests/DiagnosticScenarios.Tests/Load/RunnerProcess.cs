@@ -3,6 +3,7 @@ using System.Text.Json;
 using System.Text.RegularExpressions;
 using DiagnosticScenarios.Diagnosis;
 using DiagnosticScenarios.LoadRunner.Compare;
+using DiagnosticScenarios.Processes;
 
 namespace DiagnosticScenarios.Tests.Load;
 
@@ -31,7 +32,7 @@ internal static partial class RunnerProcess
             ChildProcessResult run;
             try
             {
-                run = await ChildProcess.RunAsync("dotnet", Arguments(options, scenario, output.FullName), timeout, onErrorLine: line =>
+                run = await ChildProcess.RunAsync(new ChildProcessStart("dotnet", Arguments(options, scenario, output.FullName)) { OnErrorLine = line =>
                 {
                     if (LoadingServer().Match(line) is { Success: true } loading)
                     {
@@ -42,7 +43,7 @@ internal static partial class RunnerProcess
                             recording = BlockedStacks.RecordAsync(serverProcessId.Value, after, trace);
                         }
                     }
-                });
+                } }, timeout);
             }
             catch (TimeoutException e)
             {

@@ -1,3 +1,4 @@
+using DiagnosticScenarios.Processes;
 using System.Diagnostics;
 using System.Globalization;
 using System.Runtime.CompilerServices;
@@ -120,8 +121,13 @@ internal static class PostgresScript
     /// <summary>Runs a verb and returns its standard output; <paramref name="dataDirectory"/> null is the script's default cluster.</summary>
     public static async Task<string> RunAsync(string verb, string? dataDirectory)
     {
-        var environment = dataDirectory is null ? null : new Dictionary<string, string> { ["POSTGRES_DATA_DIR"] = dataDirectory };
-        var result = await ChildProcess.RunAsync(Path, [verb], Timeout, environment: environment);
+        var environment = new Dictionary<string, string?>();
+        if (dataDirectory is not null)
+        {
+            environment["POSTGRES_DATA_DIR"] = dataDirectory;
+        }
+
+        var result = await ChildProcess.RunAsync(new ChildProcessStart(Path, [verb]) { Environment = environment }, Timeout);
         return result.ExitCode == 0 ? result.Output : throw new InvalidOperationException(result.ToString());
     }
 }

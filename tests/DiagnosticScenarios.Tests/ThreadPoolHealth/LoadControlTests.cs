@@ -29,7 +29,7 @@ public sealed class LoadControlTests
         Assert.StartsWith("http://127.0.0.1:", run.GetProperty("target").GetString(), StringComparison.Ordinal);
         Assert.Equal(HttpStatusCode.Conflict, second.StatusCode);
         Assert.Equal(0, finished.GetProperty("exitCode").GetInt32());
-        var report = JsonSerializer.Deserialize<JsonElement>(finished.GetProperty("output").GetString()!);
+        var report = finished.GetProperty("result");
         Assert.True(report.GetProperty("completed").GetInt64() > 0, report.ToString());
         Assert.Equal(20, report.GetProperty("connections").GetInt32());
     }

@@ -25,10 +25,9 @@ public sealed class MetricsFromOutsideTests(ITestOutputHelper testOutput)
         var output = Path.Combine(Path.GetTempPath(), $"diagnosticscenarios-metrics-{Guid.NewGuid():N}.nettrace");
         try
         {
-            await RunDotnetAsync(["tool", "restore"]).WaitAsync(Timeout);
-            var collect = RunDotnetAsync(
+            var collect = RunDotnetTraceAsync(
             [
-                "tool", "run", "dotnet-trace", "--", "collect", "-p", app.ProcessId.ToString(CultureInfo.InvariantCulture),
+                "collect", "-p", app.ProcessId.ToString(CultureInfo.InvariantCulture),
                 "--providers", "System.Diagnostics.Metrics:0x2:4:Metrics=DiagnosticScenarios\\nSystem.Runtime;RefreshInterval=1",
                 "--duration", "00:00:00:06", "-o", output,
             ]);
@@ -89,10 +88,9 @@ public sealed class MetricsFromOutsideTests(ITestOutputHelper testOutput)
 
     private sealed record PublishedValue(string Meter, string Instrument, string Unit, string Tags, string Value);
 
-    /// <summary>Runs dotnet with the repository's tool manifest (the tool is restored on first use, as a user would).</summary>
-    private static async Task RunDotnetAsync(string[] arguments)
+    private static async Task RunDotnetTraceAsync(string[] arguments)
     {
-        var result = await ChildProcess.RunAsync("dotnet", arguments, Timeout, workingDirectory: RepositoryPaths.Root);
+        var result = await DotnetTools.RunAsync("dotnet-trace", arguments, Timeout);
         if (result.ExitCode != 0)
         {
             throw new InvalidOperationException(result.ToString());

@@ -1,0 +1,42 @@
+using DiagnosticScenarios.Processes;
+
+namespace DiagnosticScenarios.Tests;
+
+/// <summary>
+/// The tools of the repository's manifest (.config/dotnet-tools.json), run as the workshop runs them. The suite restores
+/// the manifest itself, once, before the first test that needs a tool, whichever runs first: a machine that has never
+/// seen the repository has none of them.
+/// </summary>
+internal static class DotnetTools
+{
+    private static readonly TimeSpan RestoreTimeout = TimeSpan.FromMinutes(3);
+    private static readonly Lock Gate = new();
+    private static Task? _restored;
+
+    /// <summary><c>dotnet tool run TOOL -- ARGS</c> from the repository's root, once the manifest is restored.</summary>
+    public static async Task<ChildProcessResult> RunAsync(string tool, IEnumerable<string> arguments, TimeSpan timeout)
+    {
+        await EnsureRestoredAsync().TimeoutAfter(RestoreTimeout);
+        return await ChildProcess.RunAsync(
+            new ChildProcessStart("dotnet", ["tool", "run", tool, "--", .. arguments]) { WorkingDirectory = RepositoryPaths.Root },
+            timeout);
+    }
+
+    // The first caller starts the restore; every later one awaits the same restore, finished or not.
+    private static Task EnsureRestoredAsync()
+    {
+        lock (Gate)
+        {
+            return _restored ??= RestoreAsync();
+        }
+    }
+
+    private static async Task RestoreAsync()
+    {
+        var restore = await ChildProcess.RunAsync(new ChildProcessStart("dotnet", ["tool", "restore"]) { WorkingDirectory = RepositoryPaths.Root }, RestoreTimeout);
+        if (restore.ExitCode != 0)
+        {
+            throw new InvalidOperationException($"The repository's tool manifest could not be restored: {restore}");
+        }
+    }
+}
