@@ -9,49 +9,35 @@ using DiagnosticScenarios.StackCapture;
 
 var builder = WebApplication.CreateBuilder(args);
 
-// Controllers with ProblemDetails (RFC 9457) for every 4xx/5xx, including model-binding errors.
-builder.Services.AddScenarioControllers();
+// ProblemDetails (RFC 9457) for every error, AllowedHosts, the OpenAPI document.
+builder.Services.AddInfrastructure();
 
-// The mock database and Microsoft's diagnostics scenarios (deadlock, memleak, ...).
+// The mock database, Microsoft's diagnostics scenarios (deadlock, memleak, ...) and their concurrency limits.
 builder.Services.AddScenarios(builder.Configuration);
 
 // The SQL WAITFOR DELAY family over the configured database (Database:Provider, Embedded by default).
 builder.Services.AddSqlScenarios(builder.Configuration);
 
-// Detection: the queue-delay probe, the injection listener, per-endpoint attribution, the DiagnosticScenarios meter.
+// Detection: the queue-delay probe, the injection listener, per-endpoint attribution, the meter, the starvation detector.
 builder.Services.AddDetection(builder.Configuration);
 
-// The process controls: the SetMinThreads workaround and the load launch.
+// The controls behind one gate: the SetMinThreads workaround, the load launch; the shutdown watchdog.
 builder.Services.AddControls(builder.Configuration);
 
-// The stack capture: who holds the pool threads, taken on starvation or on request, off the pool.
+// The stack capture: who holds the pool threads, taken on the detector's starvation event or on request, off the pool.
 builder.Services.AddStackCapture(builder.Configuration);
 
-// The gate in front of every control that changes the process (Controls:AllowRemoteClients opens it).
-builder.Services.AddControlGate(builder.Configuration);
-
-// Ctrl+C and SIGTERM end the process within the shutdown timeout, even when a starved pool cannot run the graceful stop.
-builder.Services.AddHostedService<ShutdownWatchdog>();
-
-// OpenAPI document at /openapi/v1.json; Swagger UI reads it at /swagger.
-builder.Services.AddOpenApi();
+// The live page, served with its data on threads of the app's own (LivePage:Port, 5002).
+builder.Services.AddLivePage(builder.Configuration);
 
 var app = builder.Build();
 
-// Unhandled exceptions and empty 4xx answers (unknown route, wrong method) become ProblemDetails.
-app.UseExceptionHandler();
-app.UseStatusCodePages();
+app.UseInfrastructure();
+app.UseLivePage();
+app.UseControls();
+app.UseScenarios();
 
-// A query parameter given twice or empty, or a control character in the path or query, is a 400, never a silent misreading.
-app.UseInputRules();
-
-// At most Scenarios:ConcurrencyLimits of each destructive scenario at once; beyond, 429 with Retry-After.
-app.UseRateLimiter();
-
-app.MapOpenApi();
-app.UseSwaggerUI(options => options.SwaggerEndpoint("/openapi/v1.json", "DiagnosticScenarios"));
-
-// The live page at /, its read-only API at /api/threadpool, the controls beside it, the catalogue at /api/scenarios.
+app.MapApiDocumentation();
 app.MapLivePage();
 app.MapControls();
 app.MapStackCapture();
@@ -59,6 +45,6 @@ app.MapScenarioCatalogue();
 
 // Attribution times every routed request after this point; the scenarios themselves.
 app.UseEndpointAttribution();
-app.MapControllers();
+app.MapScenarios();
 
 app.Run();

@@ -1,4 +1,5 @@
 using System.Net;
+using DiagnosticScenarios.Infrastructure;
 using Microsoft.Extensions.Options;
 
 namespace DiagnosticScenarios.Controls;
@@ -39,63 +40,91 @@ public static class ControlGate
             .ProducesProblem(StatusCodes.Status403Forbidden);
 
     /// <summary>The first rule the request breaks, or null when it may pass.</summary>
-    public static ControlGateRefusal? Check(HttpRequest request, ControlGateOptions options)
+    /// <param name="request">What the gate reads of the request, from Kestrel or from the live page's own server.</param>
+    /// <param name="options">The gate's options.</param>
+    /// <param name="origins">The app's own origins besides the request's: the live page's.</param>
+    public static ControlGateRefusal? Check(ControlRequest request, ControlGateOptions options, AppOrigins origins)
     {
-        ArgumentNullException.ThrowIfNull(request);
         ArgumentNullException.ThrowIfNull(options);
+        ArgumentNullException.ThrowIfNull(origins);
 
         if (!options.AllowRemoteClients)
         {
-            if (request.HttpContext.Connection.RemoteIpAddress is not { } remote || !IPAddress.IsLoopback(remote))
+            if (request.RemoteAddress is not { } remote || !IPAddress.IsLoopback(remote))
             {
                 return new("loopback-client", "Only from this machine.",
-                    $"The client address {request.HttpContext.Connection.RemoteIpAddress?.ToString() ?? "(none)"} is not a loopback address.");
+                    $"The client address {request.RemoteAddress?.ToString() ?? "(none)"} is not a loopback address.");
             }
 
-            if (!IsLoopbackName(request.Host.Host))
+            if (!AppOrigins.IsLoopbackName(request.Host.Host))
             {
                 return new("loopback-host", "Only for a loopback Host.",
                     $"The Host header '{request.Host}' is not localhost, 127.0.0.1 or [::1]; a page on another name may be rebinding DNS to this machine.");
             }
         }
 
-        if (!request.Headers.ContainsKey(HeaderName) && !IsJson(request.ContentType))
+        if (!request.HasControlHeader && !IsJson(request.ContentType))
         {
             return new("preflight", "Only from a request that needs a CORS preflight.",
                 $"Send the {HeaderName} header (the page does) or a JSON body; a form post or an <img> from a foreign page can send neither.");
         }
 
-        var origin = request.Headers.Origin.ToString();
-        if (origin.Length > 0 && !IsSameOrigin(origin, request))
+        if (request.Origin is { Length: > 0 } origin && !request.IsSameOrigin(origin) && !origins.IsLivePage(origin))
         {
             return new("same-origin", "Only from this app's own pages.",
-                $"The Origin '{origin}' is not {request.Scheme}://{request.Host}.");
+                $"The Origin '{origin}' is neither {request.Scheme}://{request.Host} nor the live page's.");
         }
 
         return null;
     }
 
-    private static bool IsLoopbackName(string host) =>
-        string.Equals(host, "localhost", StringComparison.OrdinalIgnoreCase)
-        || IPAddress.TryParse(host, out var address) && IPAddress.IsLoopback(address);
-
     private static bool IsJson(string? contentType) =>
         contentType is not null
         && Microsoft.Net.Http.Headers.MediaTypeHeaderValue.TryParse(contentType, out var media)
         && media.MediaType.Equals("application/json", StringComparison.OrdinalIgnoreCase);
+}
 
-    private static bool IsSameOrigin(string origin, HttpRequest request) =>
+/// <summary>What the gate reads of a request, whichever server received it.</summary>
+/// <param name="RemoteAddress">The client's address.</param>
+/// <param name="Host">The <c>Host</c> header.</param>
+/// <param name="Scheme">http or https.</param>
+/// <param name="HasControlHeader">Whether it carries <see cref="ControlGate.HeaderName"/>.</param>
+/// <param name="ContentType">Its <c>Content-Type</c>, if any.</param>
+/// <param name="Origin">Its <c>Origin</c>, if any.</param>
+public readonly record struct ControlRequest(IPAddress? RemoteAddress, HostString Host, string Scheme, bool HasControlHeader, string? ContentType, string? Origin)
+{
+    public static ControlRequest From(HttpRequest request)
+    {
+        ArgumentNullException.ThrowIfNull(request);
+        return new(request.HttpContext.Connection.RemoteIpAddress, request.Host, request.Scheme, request.Headers.ContainsKey(ControlGate.HeaderName),
+            request.ContentType, request.Headers.Origin.ToString());
+    }
+
+    /// <summary>Whether <paramref name="origin"/> is this request's own scheme, host and port.</summary>
+    public bool IsSameOrigin(string origin) =>
         Uri.TryCreate(origin, UriKind.Absolute, out var uri)
-        && string.Equals(uri.Scheme, request.Scheme, StringComparison.OrdinalIgnoreCase)
-        && string.Equals(uri.Host, request.Host.Host, StringComparison.OrdinalIgnoreCase)
-        && uri.Port == (request.Host.Port ?? (request.IsHttps ? 443 : 80));
+        && string.Equals(uri.Scheme, Scheme, StringComparison.OrdinalIgnoreCase)
+        && string.Equals(uri.Host, Host.Host, StringComparison.OrdinalIgnoreCase)
+        && uri.Port == (Host.Port ?? (Scheme == "https" ? 443 : 80));
 }
 
 /// <summary>Which rule of the control gate a request broke, and why.</summary>
-public sealed record ControlGateRefusal(string Rule, string Title, string Detail);
+public sealed record ControlGateRefusal(string Rule, string Title, string Detail)
+{
+    /// <summary>The 403 answer, naming the rule, on the app and on the live page's server alike.</summary>
+    public Microsoft.AspNetCore.Mvc.ProblemDetails ToProblem(string method, string path) => new()
+    {
+        Status = StatusCodes.Status403Forbidden,
+        Title = Title,
+        Detail = $"{method} {path} is a control. {Detail} " +
+                 $"Clients elsewhere are let in only by {ControlGateOptions.SectionName}:{nameof(ControlGateOptions.AllowRemoteClients)}=true.",
+        Instance = path,
+        Extensions = { ["rule"] = Rule },
+    };
+}
 
 /// <summary>Answers 403 ProblemDetails naming the rule a control request broke; lets the rest through.</summary>
-public sealed class ControlGateFilter(IOptionsMonitor<ControlGateOptions> options) : IEndpointFilter
+public sealed class ControlGateFilter(IOptionsMonitor<ControlGateOptions> options, AppOrigins origins) : IEndpointFilter
 {
     public ValueTask<object?> InvokeAsync(EndpointFilterInvocationContext context, EndpointFilterDelegate next)
     {
@@ -103,17 +132,11 @@ public sealed class ControlGateFilter(IOptionsMonitor<ControlGateOptions> option
         ArgumentNullException.ThrowIfNull(next);
 
         var request = context.HttpContext.Request;
-        if (ControlGate.Check(request, options.CurrentValue) is not { } refusal)
+        if (ControlGate.Check(ControlRequest.From(request), options.CurrentValue, origins) is not { } refusal)
         {
             return next(context);
         }
 
-        var problem = TypedResults.Problem(
-            statusCode: StatusCodes.Status403Forbidden,
-            title: refusal.Title,
-            detail: $"{request.Method} {request.Path} changes the whole process. {refusal.Detail} " +
-                    $"Clients elsewhere are let in only by {ControlGateOptions.SectionName}:{nameof(ControlGateOptions.AllowRemoteClients)}=true.",
-            extensions: new Dictionary<string, object?> { ["rule"] = refusal.Rule });
-        return ValueTask.FromResult<object?>(problem);
+        return ValueTask.FromResult<object?>(TypedResults.Problem(refusal.ToProblem(request.Method, request.Path)));
     }
 }

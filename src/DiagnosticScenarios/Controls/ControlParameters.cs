@@ -1,3 +1,4 @@
+using DiagnosticScenarios.Infrastructure;
 using System.Globalization;
 
 namespace DiagnosticScenarios.Controls;
@@ -35,5 +36,5 @@ internal sealed class ControlParameters
     public void Error(string name, string message) => _errors[name] = [message];
 
     public IResult Problem() =>
-        TypedResults.ValidationProblem(_errors, detail: string.Join(" ", _errors.SelectMany(e => e.Value)), title: "One or more parameters are not valid.");
+        TypedResults.ValidationProblem(_errors, detail: string.Join(" ", _errors.SelectMany(e => e.Value)), title: ProblemTitles.InvalidParameters);
 }

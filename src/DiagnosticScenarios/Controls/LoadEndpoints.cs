@@ -11,7 +11,7 @@ internal static class LoadEndpoints
 
     public static void MapLoad(this RouteGroupBuilder controls)
     {
-        controls.MapGet("/load", (LoadRunLauncher launcher) => TypedResults.Ok(new { launcher.Current, launcher.RunnerPath, LoadRunLauncher.Scenarios }))
+        controls.MapGet("/load", (LoadRunLauncher launcher) => TypedResults.Ok(launcher.Status()))
             .WithSummary("The load run started from the page, if any, and the scenarios it can target.");
 
         controls.MapPost("/load", StartLoad).RequireControlGate()

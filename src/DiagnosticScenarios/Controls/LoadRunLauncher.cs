@@ -48,6 +48,9 @@ public sealed partial class LoadRunLauncher(IConfiguration configuration, ILogge
         }
     }
 
+    /// <summary>The answer of <c>GET /api/threadpool/load</c>, on the app and on the live page's server.</summary>
+    public LoadStatus Status() => new(Current, RunnerPath, Scenarios);
+
     /// <summary>Starts a run; when one is already running, returns that run and <c>Started: false</c>.</summary>
     /// <exception cref="FileNotFoundException">The runner is not where <see cref="RunnerPath"/> says.</exception>
     public (LoadRun Run, bool Started) Start(string scenario, Uri target, int connections, int durationSeconds)
@@ -153,6 +156,9 @@ public sealed partial class LoadRunLauncher(IConfiguration configuration, ILogge
     [LoggerMessage(EventId = 5302, Level = LogLevel.Information, Message = "Load runner {ProcessId} exited with code {ExitCode}")]
     private static partial void LogFinished(ILogger logger, int processId, int exitCode);
 }
+
+/// <summary>The load run started from the page, if any, where the runner is, and the scenarios it can target.</summary>
+public sealed record LoadStatus(LoadRun? Current, string RunnerPath, IReadOnlyList<string> Scenarios);
 
 /// <summary>A load run started from the page; <see cref="Result"/> is the runner's JSON report once it has finished.</summary>
 /// <param name="Scenario">The scenario, as the load control names it (<c>diagscenario/taskwait</c>).</param>

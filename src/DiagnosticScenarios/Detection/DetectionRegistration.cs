@@ -4,7 +4,11 @@ namespace DiagnosticScenarios.Detection;
 
 public static class DetectionRegistration
 {
-    /// <summary>The queue-delay probe, the injection listener, the attribution, the meter and the sampler; nothing when <c>ThreadPoolHealth:Enabled</c> is false.</summary>
+    /// <summary>
+    /// The queue-delay probe, the injection listener, the attribution, the meter, the detector (<see cref="HealthSampler"/>)
+    /// and its starvation warning; nothing when <c>ThreadPoolHealth:Enabled</c> is false. Rooms that act on starvation
+    /// register an <see cref="IStarvationListener"/>.
+    /// </summary>
     public static IServiceCollection AddDetection(this IServiceCollection services, IConfiguration configuration)
     {
         services.AddOptions<ThreadPoolHealthOptions>()
@@ -20,7 +24,10 @@ public static class DetectionRegistration
         services.AddSingleton<HealthMetrics>();
         services.AddSingleton<EndpointAttribution>();
         services.AddSingleton<QueueDelayProbe>();
-        services.AddSingleton<StarvationLog>();
+
+        // Handed over as an instance, so the container never disposes it (see ThreadInjectionListener).
+        services.AddSingleton(new ThreadInjectionListener());
+        services.AddSingleton<IStarvationListener, StarvationLog>();
         services.AddSingleton<HealthSampler>();
         services.AddHostedService(provider => provider.GetRequiredService<HealthSampler>());
         return services;

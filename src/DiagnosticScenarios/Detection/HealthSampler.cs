@@ -1,13 +1,15 @@
 using System.Diagnostics;
-using DiagnosticScenarios.StackCapture;
+using DiagnosticScenarios.Diagnosis;
 using Microsoft.Extensions.Options;
 
 namespace DiagnosticScenarios.Detection;
 
 /// <summary>
-/// Records one <see cref="HealthSample"/> a second into a ring buffer, on a dedicated thread: sampling off the pool
-/// keeps the series whole while the pool is starved, and the stream catches up from the ring when its turn comes.
-/// Starts the queue-delay probe and the meter's observable instruments with the app.
+/// The detector. Once a second, on a dedicated thread, it records a <see cref="HealthSample"/> into a ring buffer, decides
+/// by <see cref="StarvationRule"/> whether the pool is starved, and raises <see cref="StarvationDeclared"/> to the
+/// <see cref="IStarvationListener"/>s (the log line, the stack capture). Sampling off the pool keeps the series whole while
+/// the pool is starved; the page's stream and the API read the ring. Starts the probe and the meter's observable
+/// instruments with the app.
 /// </summary>
 public sealed class HealthSampler : IHostedService, IDisposable
 {
@@ -17,32 +19,73 @@ public sealed class HealthSampler : IHostedService, IDisposable
     private readonly QueueDelayProbe _probe;
     private readonly EndpointAttribution _attribution;
     private readonly HealthMetrics _metrics;
-    private readonly StarvationLog _starvationLog;
-    private readonly StackCaptureService _stackCapture;
+    private readonly ThreadInjectionListener _injections;
+    private readonly IReadOnlyList<IStarvationListener> _listeners;
+    private readonly StarvationRule _rule = StarvationRule.Default;
+    private readonly Queue<PoolSecond> _window = new();
     private readonly HealthSample?[] _ring;
     private readonly Lock _ringLock = new();
+
+    // Pulsed when a sample is in the ring, for the app's own threads that block until the next one (the live page's stream).
+    private readonly object _sampled = new();
     private readonly ManualResetEventSlim _stopping = new();
     private readonly Thread _sampler;
     private TaskCompletionSource _nextSample = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private long _sequence;
     private long _lastCompletedWorkItems;
+    private TimeSpan _lastCpu;
+    private long _lastSampledAt;
+    private long? _lastEventAt;
+    private bool _wasStarved;
 
-    public HealthSampler(IOptions<ThreadPoolHealthOptions> options, QueueDelayProbe probe, EndpointAttribution attribution, HealthMetrics metrics, StarvationLog starvationLog, StackCaptureService stackCapture)
+    public HealthSampler(
+        IOptions<ThreadPoolHealthOptions> options,
+        QueueDelayProbe probe,
+        EndpointAttribution attribution,
+        HealthMetrics metrics,
+        ThreadInjectionListener injections,
+        IEnumerable<IStarvationListener> listeners)
     {
-        _stackCapture = stackCapture;
+        ArgumentNullException.ThrowIfNull(options);
         _options = options.Value;
         _probe = probe;
         _attribution = attribution;
         _metrics = metrics;
-        _starvationLog = starvationLog;
+        _injections = injections;
+        _listeners = [.. listeners];
         _ring = new HealthSample?[_options.HistorySeconds];
         _sampler = new Thread(Run) { IsBackground = true, Name = "ThreadPoolHealth sampler" };
     }
 
+    public long LatestSequence
+    {
+        get
+        {
+            lock (_ringLock)
+            {
+                return _sequence;
+            }
+        }
+    }
+
+    /// <summary>The latest sample, or null before the first second has passed.</summary>
+    public HealthSample? Latest
+    {
+        get
+        {
+            lock (_ringLock)
+            {
+                return _sequence == 0 ? null : _ring[_sequence % _ring.Length];
+            }
+        }
+    }
+
     public Task StartAsync(CancellationToken cancellationToken)
     {
-        _metrics.Observe(_probe, ThreadInjectionListener.Shared, _attribution);
+        _metrics.Observe(_probe, _injections, _attribution);
         _lastCompletedWorkItems = ThreadPool.CompletedWorkItemCount;
+        _lastCpu = Environment.CpuUsage.TotalTime;
+        _lastSampledAt = Stopwatch.GetTimestamp();
         _probe.Start();
         _sampler.Start();
         return Task.CompletedTask;
@@ -76,6 +119,25 @@ public sealed class HealthSampler : IHostedService, IDisposable
         }
     }
 
+    /// <summary>Blocks the calling thread (one of the app's own, never the pool's) until a sample after <paramref name="afterSequence"/> is in the ring, or the timeout passes.</summary>
+    public bool WaitForSampleAfter(long afterSequence, TimeSpan timeout)
+    {
+        var deadline = Stopwatch.GetTimestamp() + (long)(timeout.TotalSeconds * Stopwatch.Frequency);
+        lock (_sampled)
+        {
+            while (LatestSequence <= afterSequence)
+            {
+                var left = Stopwatch.GetElapsedTime(Stopwatch.GetTimestamp(), deadline);
+                if (left <= TimeSpan.Zero || !Monitor.Wait(_sampled, left))
+                {
+                    return LatestSequence > afterSequence;
+                }
+            }
+
+            return true;
+        }
+    }
+
     /// <summary>The samples after <paramref name="afterSequence"/> still in the ring, oldest first.</summary>
     public IReadOnlyList<HealthSample> SamplesAfter(long afterSequence)
     {
@@ -89,17 +151,6 @@ public sealed class HealthSampler : IHostedService, IDisposable
             }
 
             return samples;
-        }
-    }
-
-    public long LatestSequence
-    {
-        get
-        {
-            lock (_ringLock)
-            {
-                return _sequence;
-            }
         }
     }
 
@@ -122,24 +173,42 @@ public sealed class HealthSampler : IHostedService, IDisposable
 
     private void TakeSample()
     {
+        var now = Stopwatch.GetTimestamp();
+        var seconds = Stopwatch.GetElapsedTime(_lastSampledAt, now).TotalSeconds;
         var completed = ThreadPool.CompletedWorkItemCount;
-        var queueDelay = _probe.TakeWorstSinceLastTake();
-        var starved = queueDelay >= _options.StarvationThresholdMs;
+        var cpu = Environment.CpuUsage.TotalTime;
+        var second = new PoolSecond(
+            ThreadPool.ThreadCount,
+            ThreadPool.PendingWorkItemCount,
+            (completed - _lastCompletedWorkItems) / seconds,
+            Math.Round(100 * (cpu - _lastCpu).TotalSeconds / (seconds * Environment.ProcessorCount), 1));
+        (_lastCompletedWorkItems, _lastCpu, _lastSampledAt) = (completed, cpu, now);
+
+        _window.Enqueue(second);
+        while (_window.Count > _rule.WindowSeconds)
+        {
+            _window.Dequeue();
+        }
+
+        var verdict = _rule.Evaluate([.. _window]);
         var endpoints = _attribution.All.Select(e => e.TakeSecond()).OrderBy(e => e.Route, StringComparer.Ordinal).ToList();
 
+        HealthSample sample;
         TaskCompletionSource reached;
         lock (_ringLock)
         {
-            var sample = new HealthSample(
+            sample = new HealthSample(
                 _sequence + 1,
                 DateTimeOffset.UtcNow.ToUnixTimeMilliseconds(),
-                ThreadPool.ThreadCount,
-                ThreadPool.PendingWorkItemCount,
-                completed - _lastCompletedWorkItems,
+                second.ThreadCount,
+                second.QueueLength,
+                (long)Math.Round(second.CompletedPerSecond),
+                second.CpuPercent,
                 MinThreads.Now().Workers,
-                queueDelay,
-                starved,
-                ThreadInjectionListener.Shared.Counts(),
+                _probe.TakeWorstSinceLastTake(),
+                verdict.Starved,
+                verdict.Reason,
+                _injections.Counts(),
                 endpoints);
             _ring[sample.Sequence % _ring.Length] = sample;
             _sequence = sample.Sequence;
@@ -147,13 +216,31 @@ public sealed class HealthSampler : IHostedService, IDisposable
             _nextSample = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
         }
 
-        _lastCompletedWorkItems = completed;
         reached.SetResult();
-
-        if (starved)
+        lock (_sampled)
         {
-            _starvationLog.Warn(queueDelay);
-            _stackCapture.OnStarvation();
+            Monitor.PulseAll(_sampled);
+        }
+
+        Declare(sample, verdict, now);
+    }
+
+    // At the onset, then at most once per interval while it lasts: one event, one throttle.
+    private void Declare(HealthSample sample, StarvationVerdict verdict, long now)
+    {
+        var onset = verdict.Starved && !_wasStarved;
+        _wasStarved = verdict.Starved;
+        if (!verdict.Starved
+            || !onset && _lastEventAt is { } last && Stopwatch.GetElapsedTime(last, now).TotalSeconds < _options.StarvationEventIntervalSeconds)
+        {
+            return;
+        }
+
+        _lastEventAt = now;
+        var declared = new StarvationDeclared(sample, verdict, onset);
+        foreach (var listener in _listeners)
+        {
+            listener.OnStarvation(declared);
         }
     }
 }

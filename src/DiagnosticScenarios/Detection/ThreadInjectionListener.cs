@@ -9,14 +9,12 @@ namespace DiagnosticScenarios.Detection;
 /// blocked on a Task (<c>.Result</c>, <c>.Wait()</c>) and told the pool so.
 /// </summary>
 /// <remarks>
-/// One per process, never disposed: the thread pool it listens to is per process, and disposing an EventListener
-/// that receives runtime events can hang in <c>EventListener.Dispose</c> while the EventPipe dispatch thread
-/// delivers (seen when a test host started and stopped several apps).
+/// One per app, a singleton of its container, which never disposes it (see <see cref="DetectionRegistration"/>):
+/// disposing an EventListener that receives runtime events can hang in <c>EventListener.Dispose</c> while the EventPipe
+/// dispatch thread delivers (seen when a test host started and stopped several apps). The process's end is its end.
 /// </remarks>
 public sealed class ThreadInjectionListener : EventListener
 {
-    private static readonly Lazy<ThreadInjectionListener> Instance = new(() => new ThreadInjectionListener());
-
     private const string RuntimeProvider = "Microsoft-Windows-DotNETRuntime";
     private const EventKeywords ThreadingKeyword = (EventKeywords)0x10000;
     private const int AdjustmentEventId = 55;
@@ -29,13 +27,6 @@ public sealed class ThreadInjectionListener : EventListener
     private long _cooperativeBlocking;
     private long _other;
     private long _lastGoal;
-
-    private ThreadInjectionListener()
-    {
-    }
-
-    /// <summary>The process's listener, started on first use.</summary>
-    public static ThreadInjectionListener Shared => Instance.Value;
 
     public long Starvation => Interlocked.Read(ref _starvation);
 
@@ -86,5 +77,5 @@ public sealed class ThreadInjectionListener : EventListener
     }
 }
 
-/// <summary>Thread-goal adjustments by the reason the runtime gave, since the listener started with the first app of the process.</summary>
+/// <summary>Thread-goal adjustments by the reason the runtime gave, since the app started.</summary>
 public sealed record InjectionCounts(long Starvation, long CooperativeBlocking, long Other, long LastWorkerThreadGoal);

@@ -61,7 +61,7 @@ public static class ProblemDetailsSetup
         var problem = new ValidationProblemDetails(errors)
         {
             Status = StatusCodes.Status400BadRequest,
-            Title = "One or more parameters are not valid.",
+            Title = ProblemTitles.InvalidParameters,
             Detail = string.Join(" ", errors.SelectMany(e => e.Value)),
             Instance = context.HttpContext.Request.Path,
         };

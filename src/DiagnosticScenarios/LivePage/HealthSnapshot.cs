@@ -13,13 +13,15 @@ public sealed record HealthSnapshot(
     long PendingWorkItems,
     long CompletedWorkItems,
     QueueDelaySnapshot QueueDelay,
+    StarvationSnapshot Starvation,
     InjectionCounts Injections,
     IReadOnlyList<EndpointSnapshot> Endpoints,
     IReadOnlyList<string> TopHolders)
 {
     /// <summary>The pool, the probe, the injections and the attribution, read now.</summary>
-    public static HealthSnapshot Take(QueueDelayProbe probe, EndpointAttribution attribution, ThreadPoolHealthOptions options)
+    public static HealthSnapshot Take(QueueDelayProbe probe, EndpointAttribution attribution, HealthSampler detector, ThreadInjectionListener injections)
     {
+        var latest = detector.Latest;
         var min = MinThreads.Now();
         ThreadPool.GetMaxThreads(out var maxWorkers, out var maxIo);
         var window = probe.Window();
@@ -33,12 +35,19 @@ public sealed record HealthSnapshot(
             maxIo,
             ThreadPool.PendingWorkItemCount,
             ThreadPool.CompletedWorkItemCount,
-            new QueueDelaySnapshot(window, pending, options.StarvationThresholdMs, Math.Max(window.P95Ms, pending) >= options.StarvationThresholdMs),
-            ThreadInjectionListener.Shared.Counts(),
+            new QueueDelaySnapshot(window, pending),
+            new StarvationSnapshot(latest?.Starved ?? false, latest?.Starvation ?? "no second sampled yet", latest?.Sequence ?? 0),
+            injections.Counts(),
             attribution.Snapshot(),
             attribution.TopHolders(3).Select(e => e.Route).ToList());
     }
 }
 
-/// <summary>Probe delays over the last ten seconds, the oldest probe still waiting, and the verdict.</summary>
-public sealed record QueueDelaySnapshot(Percentiles Window, double PendingMs, int ThresholdMs, bool Starved);
+/// <summary>Probe delays over the last ten seconds, and how long the oldest probe still waiting has waited.</summary>
+public sealed record QueueDelaySnapshot(Percentiles Window, double PendingMs);
+
+/// <summary>The detector's verdict for its latest second (the one the stream, the log and the capture act on).</summary>
+/// <param name="Starved">Whether the latest second was starved.</param>
+/// <param name="Reason">The rule's evidence or the condition that failed.</param>
+/// <param name="Sequence">The sample it belongs to (0 before the first).</param>
+public sealed record StarvationSnapshot(bool Starved, string Reason, long Sequence);

@@ -2,6 +2,7 @@ using System.Globalization;
 using System.Net.ServerSentEvents;
 using System.Runtime.CompilerServices;
 using DiagnosticScenarios.Detection;
+using DiagnosticScenarios.Infrastructure;
 
 namespace DiagnosticScenarios.LivePage;
 
@@ -11,18 +12,21 @@ namespace DiagnosticScenarios.LivePage;
 /// </summary>
 internal static class HealthStream
 {
+    public const string InvalidAfterTitle = ProblemTitles.InvalidParameters;
+
     // A new reader gets the last five minutes at once, so the page's charts start full.
     private const int InitialBacklog = 300;
 
-    // Tells the browser to retry a dropped stream after a second; it then sends Last-Event-ID by itself.
-    private static readonly TimeSpan Reconnection = TimeSpan.FromSeconds(1);
+    /// <summary>Tells the browser to retry a dropped stream after a second; it then sends Last-Event-ID by itself.</summary>
+    public static readonly TimeSpan Reconnection = TimeSpan.FromSeconds(1);
+
+    public static string InvalidAfter(string after) => $"The value '{after}' is not valid: after must be a whole number from 0.";
 
     public static IResult Open(HttpContext context, HealthSampler sampler, IHostApplicationLifetime lifetime, string? after)
     {
         if (after is not null && ParseSequence(after) is null)
         {
-            return TypedResults.ValidationProblem(new Dictionary<string, string[]> { ["after"] = [$"The value '{after}' is not valid: after must be a whole number from 0."] },
-                title: "One or more parameters are not valid.");
+            return TypedResults.ValidationProblem(new Dictionary<string, string[]> { ["after"] = [InvalidAfter(after)] }, title: InvalidAfterTitle);
         }
 
         var last = ParseSequence(context.Request.Headers["Last-Event-ID"].ToString()) ?? ParseSequence(after)
@@ -55,6 +59,6 @@ internal static class HealthStream
         }
     }
 
-    private static long? ParseSequence(string? value) =>
+    public static long? ParseSequence(string? value) =>
         long.TryParse(value, NumberStyles.None, CultureInfo.InvariantCulture, out var sequence) ? sequence : null;
 }

@@ -16,4 +16,14 @@ public static class ScenarioRegistration
         services.AddScenarioConcurrencyLimits(configuration);
         return services;
     }
+
+    /// <summary>At most <c>Scenarios:ConcurrencyLimits</c> of each destructive scenario at once; beyond, 429 with Retry-After.</summary>
+    public static IApplicationBuilder UseScenarios(this IApplicationBuilder app) => app.UseRateLimiter();
+
+    /// <summary>The scenario controllers of every family.</summary>
+    public static IEndpointRouteBuilder MapScenarios(this IEndpointRouteBuilder endpoints)
+    {
+        endpoints.MapControllers();
+        return endpoints;
+    }
 }

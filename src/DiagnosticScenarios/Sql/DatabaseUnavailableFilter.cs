@@ -74,6 +74,6 @@ public sealed partial class DatabaseUnavailableFilter(SqlScenarioDatabase databa
         return string.Join(": ", messages) + ".";
     }
 
-    [LoggerMessage(Level = LogLevel.Warning, Message = "The {Provider} database is not available: {Cause}")]
+    [LoggerMessage(EventId = 5501, Level = LogLevel.Warning, Message = "The {Provider} database is not available: {Cause}")]
     private static partial void LogUnavailable(ILogger logger, string provider, string cause);
 }

@@ -1,5 +1,3 @@
-using System.ComponentModel.DataAnnotations;
-
 namespace DiagnosticScenarios.StackCapture;
 
 /// <summary>Configuration section <c>StackCapture</c>: the app's snapshots of its own threads.</summary>
@@ -7,10 +5,9 @@ public sealed class StackCaptureOptions
 {
     public const string SectionName = "StackCapture";
 
-    /// <summary>Whether the detector's starvation warning takes a capture by itself; <c>POST /api/threadpool/stacks</c> works either way.</summary>
+    /// <summary>
+    /// Whether the detector's starvation event takes a capture by itself (as often as the event comes, see
+    /// <c>ThreadPoolHealth:StarvationEventIntervalSeconds</c>); <c>POST /api/threadpool/stacks</c> works either way.
+    /// </summary>
     public bool OnStarvation { get; set; } = true;
-
-    /// <summary>At most one automatic capture per this many seconds: a capture costs a few hundred milliseconds of one core.</summary>
-    [Range(1, 3600)]
-    public int MinIntervalSeconds { get; set; } = 10;
 }

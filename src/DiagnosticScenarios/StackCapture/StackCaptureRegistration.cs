@@ -1,39 +1,78 @@
 using DiagnosticScenarios.Controls;
 using DiagnosticScenarios.Detection;
+using Microsoft.AspNetCore.Mvc;
 
 namespace DiagnosticScenarios.StackCapture;
 
 public static class StackCaptureRegistration
 {
-    /// <summary>The capture service the detector calls on starvation; it starts its thread only on the first capture.</summary>
+    /// <summary>
+    /// The capture service, listening to Detection's starvation event; its routes stand behind the Controls' gate. Nothing
+    /// when <c>ThreadPoolHealth:Enabled</c> is false. It starts its thread only on the first capture.
+    /// </summary>
     public static IServiceCollection AddStackCapture(this IServiceCollection services, IConfiguration configuration)
     {
+        if (!ThreadPoolHealthOptions.IsEnabled(configuration))
+        {
+            return services;
+        }
+
         services.AddOptions<StackCaptureOptions>().Bind(configuration.GetSection(StackCaptureOptions.SectionName)).ValidateDataAnnotations().ValidateOnStart();
         services.AddSingleton<StackCaptureService>();
+        services.AddSingleton<IStarvationListener>(provider => provider.GetRequiredService<StackCaptureService>());
         return services;
     }
 
     /// <summary>
     /// <c>GET /api/threadpool/stacks</c> (the latest capture) and <c>POST</c> (one now): both controls, since a capture shows
-    /// the app's internals, every method its threads are in.
+    /// the app's internals, every method its threads are in. A capture that could not be taken is a 503 saying why.
     /// </summary>
     public static IEndpointRouteBuilder MapStackCapture(this IEndpointRouteBuilder endpoints)
     {
+        if (endpoints.ServiceProvider.GetService<StackCaptureService>() is null)
+        {
+            return endpoints;
+        }
+
         // The page's reads of its own tooling are not the app's load: left out of the attribution, as the rest of /api/threadpool.
         var api = endpoints.MapGroup("/api/threadpool/stacks").WithTags("ThreadPoolHealth").WithMetadata(ExcludeFromAttribution.Instance);
 
-        api.MapGet("", (StackCaptureService capture) => capture.Latest is { } latest
-                ? Results.Ok(latest)
-                : TypedResults.Problem(statusCode: StatusCodes.Status404NotFound, title: "No stack capture yet.",
-                    detail: "The app captures its threads when the detector declares starvation; POST /api/threadpool/stacks takes one now."))
+        api.MapGet("", (StackCaptureService capture) => Result(Answer(capture.Latest)))
             .RequireControlGate()
+            .ProducesProblem(StatusCodes.Status503ServiceUnavailable)
             .WithSummary("The latest grouped stack capture of the app's own threads: groups of identical stacks, most first, each with its blocking frame and app frame (a control: loopback only, with the X-DiagnosticScenarios-Control header).");
 
         api.MapPost("", async (HttpContext context, StackCaptureService capture) =>
-                TypedResults.Ok(await capture.CaptureNowAsync().WaitAsync(context.RequestAborted)))
+                Result(Answer(await capture.CaptureNowAsync().WaitAsync(context.RequestAborted))))
             .RequireControlGate()
+            .ProducesProblem(StatusCodes.Status503ServiceUnavailable)
             .WithSummary("Takes a grouped stack capture of the app's own threads now (a control: loopback only, with the X-DiagnosticScenarios-Control header).");
 
         return endpoints;
     }
+
+    /// <summary>
+    /// What a read of a capture answers, on the app and on the live page's server alike: the capture; 404 before the first;
+    /// 503 naming why when it could not be taken (e.g. a process started with <c>DOTNET_EnableDiagnostics=0</c>).
+    /// </summary>
+    public static (int Status, object Body) Answer(StackCaptureResult? capture) => capture switch
+    {
+        null => (StatusCodes.Status404NotFound, new ProblemDetails
+        {
+            Status = StatusCodes.Status404NotFound,
+            Title = "No stack capture yet.",
+            Detail = "The app captures its threads when the detector declares starvation; POST /api/threadpool/stacks takes one now.",
+        }),
+        { Snapshot: null } failed => (StatusCodes.Status503ServiceUnavailable, new ProblemDetails
+        {
+            Status = StatusCodes.Status503ServiceUnavailable,
+            Title = "The stack capture could not be taken.",
+            Detail = failed.Error,
+            Extensions = { ["trigger"] = failed.Trigger, ["requestedAt"] = failed.RequestedAt },
+        }),
+        _ => (StatusCodes.Status200OK, capture),
+    };
+
+    private static IResult Result((int Status, object Body) answer) =>
+        Results.Json(answer.Body, statusCode: answer.Status, contentType: answer.Status == StatusCodes.Status200OK ? "application/json" : "application/problem+json");
 }

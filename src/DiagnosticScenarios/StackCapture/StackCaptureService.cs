@@ -1,3 +1,4 @@
+using DiagnosticScenarios.Detection;
 using DiagnosticScenarios.Diagnosis;
 using Microsoft.Extensions.Options;
 
@@ -8,7 +9,7 @@ namespace DiagnosticScenarios.StackCapture;
 /// is neither needed to take the snapshot nor to analyse it, and the warning it logs appears while the pool is still starved.
 /// Nothing runs until the detector declares starvation or someone asks; the thread is started on the first capture.
 /// </summary>
-public sealed partial class StackCaptureService : IDisposable
+public sealed partial class StackCaptureService : IStarvationListener, IDisposable
 {
     public const string StarvationTrigger = "starvation";
     public const string RequestTrigger = "request";
@@ -22,8 +23,8 @@ public sealed partial class StackCaptureService : IDisposable
     private TaskCompletionSource<StackCaptureResult>? _pending;
     private string _pendingTrigger = StarvationTrigger;
     private DateTimeOffset _pendingSince;
-    private DateTimeOffset? _lastAutomatic;
     private StackCaptureResult? _latest;
+    private int _disposed;
 
     public StackCaptureService(IOptions<StackCaptureOptions> options, ILogger<StackCaptureService> logger)
     {
@@ -43,8 +44,8 @@ public sealed partial class StackCaptureService : IDisposable
         }
     }
 
-    /// <summary>The detector's call when it declares starvation: queues a capture unless one ran within the configured interval. Never blocks.</summary>
-    public void OnStarvation()
+    /// <summary>The detector's starvation event: queues a capture unless one is under way. Never blocks.</summary>
+    public void OnStarvation(StarvationDeclared starvation)
     {
         if (!_options.OnStarvation)
         {
@@ -53,14 +54,10 @@ public sealed partial class StackCaptureService : IDisposable
 
         lock (_lock)
         {
-            var now = DateTimeOffset.UtcNow;
-            if (_pending is not null || _lastAutomatic is { } last && now - last < TimeSpan.FromSeconds(_options.MinIntervalSeconds))
+            if (_pending is null)
             {
-                return;
+                Queue(StarvationTrigger, DateTimeOffset.UtcNow);
             }
-
-            _lastAutomatic = now;
-            Queue(StarvationTrigger, now);
         }
     }
 
@@ -75,8 +72,14 @@ public sealed partial class StackCaptureService : IDisposable
         }
     }
 
+    // The container holds it twice (as itself and as a starvation listener), so it may be disposed twice.
     public void Dispose()
     {
+        if (Interlocked.Exchange(ref _disposed, 1) == 1)
+        {
+            return;
+        }
+
         _stopping.Cancel();
         _wake.Set();
         _worker?.Join(TimeSpan.FromSeconds(2));

@@ -86,7 +86,7 @@
     el('stacks-capture').disabled = true;
     el('stacks-status').textContent = 'Capturing…';
     try {
-      const response = await fetch('/api/threadpool/stacks', { method: 'POST', headers: controlHeaders });
+      const response = await fetch(state.controlsAt + '/api/threadpool/stacks', { method: 'POST', headers: controlHeaders, mode: 'cors' });
       if (response.ok) {
         render(await response.json());
       } else {

@@ -7,7 +7,7 @@ using Microsoft.AspNetCore.Mvc.Testing;
 
 namespace DiagnosticScenarios.Tests.ThreadPoolHealth;
 
-public sealed class ThreadPoolHealthApiTests(WebApplicationFactory<Program> factory) : IClassFixture<WebApplicationFactory<Program>>
+public sealed class ThreadPoolHealthApiTests(InProcessApp factory) : IClassFixture<InProcessApp>
 {
     private static readonly TimeSpan Timeout = TimeSpan.FromSeconds(30);
 
@@ -24,7 +24,6 @@ public sealed class ThreadPoolHealthApiTests(WebApplicationFactory<Program> fact
         Assert.Equal(Environment.ProcessorCount, snapshot.GetProperty("processorCount").GetInt32());
         Assert.Equal(minWorkers, snapshot.GetProperty("minWorkerThreads").GetInt32());
         Assert.Equal(maxWorkers, snapshot.GetProperty("maxWorkerThreads").GetInt32());
-        Assert.Equal(250, snapshot.GetProperty("queueDelay").GetProperty("thresholdMs").GetInt32());
         Assert.True(snapshot.TryGetProperty("injections", out var injections) && injections.TryGetProperty("cooperativeBlocking", out _));
     }
 
@@ -150,12 +149,20 @@ public sealed class ThreadPoolHealthApiTests(WebApplicationFactory<Program> fact
     }
 
     [Fact]
-    public async Task Page_IsServedAtRoot_WithItsScriptAndNoExternalReferences()
+    public async Task Root_LeadsToThePageOnItsOwnServer_WhichServesItWithItsScriptAndNoExternalReferences()
     {
-        using var client = factory.CreateClient();
+        using var app = factory.CreateClient(new WebApplicationFactoryClientOptions { AllowAutoRedirect = false });
+        using var root = await app.GetAsync(new Uri("/", UriKind.Relative)).WaitAsync(Timeout);
+        var page = root.Headers.Location ?? throw new InvalidOperationException($"/ answered {(int)root.StatusCode} without a Location");
+        // The live page's server is a real loopback listener, not the test server.
+        using var browser = new HttpClient { BaseAddress = page };
 
-        var html = await client.GetStringAsync(new Uri("/", UriKind.Relative)).WaitAsync(Timeout);
-        var script = await client.GetStringAsync(new Uri("/app.js", UriKind.Relative)).WaitAsync(Timeout);
+        var html = await browser.GetStringAsync(page).WaitAsync(Timeout);
+        var script = await browser.GetStringAsync(new Uri("/app.js", UriKind.Relative)).WaitAsync(Timeout);
+        var settings = await browser.GetFromJsonAsync<JsonElement>(new Uri("/api/threadpool/page", UriKind.Relative)).WaitAsync(Timeout);
+
+        Assert.Equal(HttpStatusCode.Redirect, root.StatusCode);
+        Assert.True(settings.GetProperty("servedOffThePool").GetBoolean(), settings.ToString());
 
         Assert.Contains("<canvas id=\"chart-queue-delay\"", html, StringComparison.Ordinal);
         Assert.DoesNotContain("https://", html, StringComparison.Ordinal);

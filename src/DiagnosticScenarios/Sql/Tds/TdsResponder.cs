@@ -207,16 +207,16 @@ public sealed partial class TdsResponder(ILogger<TdsResponder> logger) : IDispos
         socket.Dispose();
     }
 
-    [LoggerMessage(Level = LogLevel.Information, Message = "Embedded TDS responder listening on 127.0.0.1:{Port}")]
+    [LoggerMessage(EventId = 5511, Level = LogLevel.Information, Message = "Embedded TDS responder listening on 127.0.0.1:{Port}")]
     private static partial void LogStarted(ILogger logger, int port);
 
-    [LoggerMessage(Level = LogLevel.Information, Message = "Embedded TDS responder on port {Port} stopped; connections dropped")]
+    [LoggerMessage(EventId = 5512, Level = LogLevel.Information, Message = "Embedded TDS responder on port {Port} stopped; connections dropped")]
     private static partial void LogStopped(ILogger logger, int port);
 
-    [LoggerMessage(Level = LogLevel.Warning, Message = "Embedded TDS responder refused a connection: {Max} are open already")]
+    [LoggerMessage(EventId = 5513, Level = LogLevel.Warning, Message = "Embedded TDS responder refused a connection: {Max} are open already")]
     private static partial void LogRefused(ILogger logger, int max);
 
-    [LoggerMessage(Level = LogLevel.Debug, Message = "Embedded TDS connection ended: {Reason}")]
+    [LoggerMessage(EventId = 5514, Level = LogLevel.Debug, Message = "Embedded TDS connection ended: {Reason}")]
     private static partial void LogConnectionEnded(ILogger logger, string reason);
 }
 

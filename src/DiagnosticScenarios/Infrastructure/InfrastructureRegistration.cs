@@ -1,0 +1,34 @@
+namespace DiagnosticScenarios.Infrastructure;
+
+/// <summary>What every room stands on: ProblemDetails for every error, the input rules, AllowedHosts, the app's origins, the OpenAPI document.</summary>
+public static class InfrastructureRegistration
+{
+    public static IServiceCollection AddInfrastructure(this IServiceCollection services)
+    {
+        services.AddScenarioControllers();
+        services.AddAllowedHosts();
+        services.AddSingleton<AppOrigins>();
+        services.AddOpenApi();
+        return services;
+    }
+
+    /// <summary>
+    /// Unhandled exceptions and empty 4xx answers (unknown route, wrong method) become ProblemDetails; a Host outside
+    /// AllowedHosts, a query parameter given twice or empty, or a control character in the path or query is a 400.
+    /// </summary>
+    public static IApplicationBuilder UseInfrastructure(this IApplicationBuilder app)
+    {
+        app.UseExceptionHandler();
+        app.UseStatusCodePages();
+        app.UseAllowedHosts();
+        app.UseInputRules();
+        return app.UseSwaggerUI(options => options.SwaggerEndpoint("/openapi/v1.json", "DiagnosticScenarios"));
+    }
+
+    /// <summary>The OpenAPI document at <c>/openapi/v1.json</c>; Swagger UI reads it at <c>/swagger</c>.</summary>
+    public static IEndpointRouteBuilder MapApiDocumentation(this IEndpointRouteBuilder endpoints)
+    {
+        endpoints.MapOpenApi();
+        return endpoints;
+    }
+}
