@@ -25,6 +25,9 @@ internal static class ServerCommand
         var environment = InheritedSettingsToDrop.ToDictionary(key => key, string? (_) => null);
         environment["DOTNET_PROCESSOR_COUNT"] = options.ProcessorCount.ToString(CultureInfo.InvariantCulture);
         environment["ASPNETCORE_ENVIRONMENT"] = options.Environment;
+
+        // The live page's own server on a free port too: servers started one after another, or beside a running app, never collide on 5002.
+        environment["LivePage__Port"] = "0";
         if (options.MinWorkerThreads is { } min)
         {
             // Hexadecimal: "C8" is 200 threads. Decimal "200" would be read as 512.
