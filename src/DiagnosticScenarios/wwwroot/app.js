@@ -23,9 +23,10 @@ const state = {
   renderQueued: false,
 };
 
-// What the page measured about itself, read by the browser tests and handy in the console: when each sample was taken
-// and when it arrived here (live: taken after the stream opened, not replayed from the backlog), and each export.
-window.livePage = { arrivals: [], exports: [] };
+// What the page measured about itself, read by the browser tests and handy in the console: when its stream opened, when
+// each sample was taken and when it arrived here (live: taken after the stream opened, not replayed from the backlog),
+// and each export.
+window.livePage = { streamOpenedAt: 0, arrivals: [], exports: [] };
 
 const $ = (id) => document.getElementById(id);
 
@@ -67,10 +68,12 @@ const charts = [
 const screenStyle = { font: '11px system-ui, sans-serif', markFont: '10px system-ui, sans-serif', lineWidth: 2, axisWidth: 44, axisHeight: 16, titleHeight: 0 };
 const slideStyle = { font: '15px system-ui, sans-serif', markFont: '14px system-ui, sans-serif', titleFont: '600 18px system-ui, sans-serif', lineWidth: 3, axisWidth: 60, axisHeight: 24, titleHeight: 30 };
 
-// The time every chart shows: what has been received, at least a minute, at most keepSeconds, up to the latest sample.
+// The time every chart shows, up to the latest sample: what has been received (at most keepSeconds), at least half a
+// minute, so a fresh app's first seconds spread over the whole width.
 function timeView() {
   const to = state.samples.length ? state.samples[state.samples.length - 1].unixTimeMs : Date.now();
-  return { from: to - Math.min(keepSeconds, Math.max(60, state.samples.length)) * 1000, to };
+  const from = state.samples.length ? state.samples[0].unixTimeMs : to;
+  return { from: Math.min(from, to - 30000), to };
 }
 
 // A round top for the y axis, so its four steps read as plain numbers.
@@ -133,11 +136,10 @@ function drawChart(ctx, box, chart, view, style) {
   }
 
   ctx.font = style.markFont;
-  ctx.textAlign = 'left';
   for (const run of state.loads.values()) {
-    mark(ctx, x, view, top, bottom, Date.parse(run.startedAt), loadStartColor, `▶ ${shortName(run.scenario)}`, 0);
+    mark(ctx, x, view, { top, bottom, right }, Date.parse(run.startedAt), loadStartColor, `▶ ${shortName(run.scenario)}`, 0);
     if (run.endedAt) {
-      mark(ctx, x, view, top, bottom, Date.parse(run.endedAt), loadEndColor, '■ end', 1);
+      mark(ctx, x, view, { top, bottom, right }, Date.parse(run.endedAt), loadEndColor, '■ end', 1);
     }
   }
 
@@ -153,8 +155,9 @@ function drawChart(ctx, box, chart, view, style) {
   ctx.restore();
 }
 
-// A dashed vertical line at t, labelled on its own row (a short run's end mark sits close to its start).
-function mark(ctx, x, view, top, bottom, t, color, label, row) {
+// A dashed vertical line at t, labelled on its own row (a short run's end mark sits close to its start), on the side of
+// the line where the label fits in the plot.
+function mark(ctx, x, view, plot, t, color, label, row) {
   if (t < view.from || t > view.to) {
     return;
   }
@@ -162,10 +165,12 @@ function mark(ctx, x, view, top, bottom, t, color, label, row) {
   ctx.fillStyle = color;
   ctx.lineWidth = 2;
   ctx.setLineDash([6, 4]);
-  ctx.beginPath(); ctx.moveTo(x(t), top); ctx.lineTo(x(t), bottom); ctx.stroke();
+  ctx.beginPath(); ctx.moveTo(x(t), plot.top); ctx.lineTo(x(t), plot.bottom); ctx.stroke();
   ctx.setLineDash([]);
   ctx.textBaseline = 'top';
-  ctx.fillText(label, x(t) + 3, top + 1 + row * parseInt(ctx.font, 10) * 1.3);
+  const fits = x(t) + 3 + ctx.measureText(label).width <= plot.right;
+  ctx.textAlign = fits ? 'left' : 'right';
+  ctx.fillText(label, fits ? x(t) + 3 : x(t) - 3, plot.top + 1 + row * parseInt(ctx.font, 10) * 1.3);
 }
 
 // Each canvas's backing store matches its CSS size times the screen's pixel ratio, so lines and text stay sharp on a
@@ -488,7 +493,7 @@ async function start() {
   window.addEventListener('resize', scheduleRender);
   // EventSource reconnects by itself and sends Last-Event-ID, so the server replays what was missed.
   const stream = new EventSource('/api/threadpool/stream');
-  stream.addEventListener('open', () => { state.streamOpenedAt = Date.now(); });
+  stream.addEventListener('open', () => { state.streamOpenedAt = window.livePage.streamOpenedAt = Date.now(); });
   stream.addEventListener('sample', onSample);
   stream.addEventListener('error', () => {
     $('status').dataset.state = 'connecting';
