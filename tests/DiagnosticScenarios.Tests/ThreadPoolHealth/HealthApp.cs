@@ -12,17 +12,27 @@ internal static class HealthApp
 {
     private static readonly TimeSpan StartTimeout = TimeSpan.FromSeconds(60);
 
-    public static Task<ServerProcess> StartAsync() => ServerProcess.StartAsync(new ServerOptions
+    /// <param name="environment">More environment variables for the server, over the ones set here.</param>
+    public static Task<ServerProcess> StartAsync(IReadOnlyDictionary<string, string>? environment = null)
     {
-        AppPath = LoadExperiment.AppPath,
-        ContentRoot = RepositoryPaths.AppProject,
-        Environment = "Development",
-        ExtraEnvironment = new Dictionary<string, string>
+        var variables = new Dictionary<string, string>
         {
             ["Logging__Console__FormatterName"] = "simple",
             ["Logging__Console__FormatterOptions__SingleLine"] = "true",
-        },
-    }).WaitAsync(StartTimeout);
+        };
+        foreach (var (key, value) in environment ?? new Dictionary<string, string>())
+        {
+            variables[key] = value;
+        }
+
+        return ServerProcess.StartAsync(new ServerOptions
+        {
+            AppPath = LoadExperiment.AppPath,
+            ContentRoot = RepositoryPaths.AppProject,
+            Environment = "Development",
+            ExtraEnvironment = variables,
+        }).WaitAsync(StartTimeout);
+    }
 
     public static HttpClient CreateClient(this ServerProcess app) => new() { BaseAddress = app.BaseAddress, Timeout = TimeSpan.FromSeconds(30) };
 
