@@ -93,21 +93,32 @@ public sealed class ObservedRuns : IAsyncLifetime
         using var stopping = new CancellationTokenSource();
         var context = new RunContext(plan, server, livePage, stopping.Token);
         var failures = new List<string>();
-        var observers = Observers(plan, browser is null ? null : await browser.TimeoutAfter(TimeSpan.FromSeconds(60)), failures);
+        SharedBrowser? started = null;
+        try
+        {
+            started = browser is null ? null : await browser.TimeoutAfter(TimeSpan.FromSeconds(60));
+        }
+        catch (Exception e)
+        {
+            // A browser that would not start fails the page's tests, not the run the others read.
+            failures.Add($"The browser did not start: {e}");
+        }
+
+        var observers = Observers(plan, started, failures);
         var attached = await Task.WhenAll(observers.Select(o => AttachAsync(o, context)));
         failures.AddRange(attached.Where(a => a.Failure is not null).Select(a => a.Failure!));
         var observations = attached.Where(a => a.Observation is not null).Select(a => (a.Name, Observation: a.Observation!)).ToList();
         Lap("observers attached");
 
         string startedBy;
-        JsonElement run;
+        DateTimeOffset startedAt;
         try
         {
             startedBy = observations.Select(o => o.Observation).OfType<ILoadStarter>().FirstOrDefault() is { } starter
                 ? await starter.StartLoadAsync(plan).TimeoutAfter(TimeSpan.FromSeconds(30))
                 : await PostLoadAsync(client, server, plan);
-            run = await CurrentLoadAsync(client, livePage);
-            context.LoadHasStarted(run.GetProperty("startedAt").GetDateTimeOffset());
+            startedAt = (await CurrentLoadAsync(client, livePage)).GetProperty("startedAt").GetDateTimeOffset();
+            context.LoadHasStarted(startedAt);
         }
         catch (Exception e)
         {
@@ -117,7 +128,6 @@ public sealed class ObservedRuns : IAsyncLifetime
             throw;
         }
 
-        var startedAt = await context.WaitForLoadStartAsync();
         Lap("load started");
 
         if (plan.End == RunEnd.RunnerExits)
@@ -162,7 +172,7 @@ public sealed class ObservedRuns : IAsyncLifetime
         {
             observers.Add(new BrowserObserver(browser));
         }
-        else
+        else if (!SharedBrowser.Available)
         {
             failures.Add($"The browser was not attached: {ChromiumFactAttribute.Install}.");
         }

@@ -23,14 +23,13 @@ internal sealed record RunPlan(string Scenario, int LoadSeconds, RunEnd End)
     public const int Connections = 125;
 
     /// <summary>
-    /// Twenty seconds: long enough for an alert whose condition must hold for about ten seconds to fire. Its starvation
-    /// names the top holder, and its pool recovers while the load is still on, so a capture taken mid-load finds every
-    /// held request.
+    /// Twenty seconds: long enough for an alert whose condition must hold for about ten seconds to fire. Its pool has
+    /// recovered when the runner ends, so a capture asked for then is taken at once, on a healthy pool.
     /// </summary>
     public static RunPlan TaskWait { get; } = new("diagscenario/taskwait", 20, RunEnd.RunnerExits)
     {
         RecordsMetrics = true,
-        CaptureStacksAfter = TimeSpan.FromSeconds(12),
+        CapturesStacksAfterTheLoad = true,
     };
 
     /// <summary>Ten seconds of load; the pool, which grows by about two threads a second here, stays starved long after.</summary>
@@ -45,8 +44,8 @@ internal sealed record RunPlan(string Scenario, int LoadSeconds, RunEnd End)
     /// <summary>Whether a dotnet-trace metrics session records the app's meters during the run.</summary>
     public bool RecordsMetrics { get; init; }
 
-    /// <summary>When set, a stack capture is asked for (<c>POST /api/threadpool/stacks</c>) this long after the load starts.</summary>
-    public TimeSpan? CaptureStacksAfter { get; init; }
+    /// <summary>Whether a stack capture is asked for (<c>POST /api/threadpool/stacks</c>) once the load is over and the pool healthy.</summary>
+    public bool CapturesStacksAfterTheLoad { get; init; }
 
     /// <summary>The plan of a theory's data (<c>taskwait</c>).</summary>
     public static RunPlan Named(string scenario) => scenario switch

@@ -1,6 +1,7 @@
 using System.Diagnostics;
 using System.Net;
 using System.Net.Http.Json;
+using System.Text.Json;
 using DiagnosticScenarios.Controls;
 using DiagnosticScenarios.StackCapture;
 
@@ -9,7 +10,7 @@ namespace DiagnosticScenarios.Tests.Observed;
 /// <summary>
 /// The app's stack captures: every capture <c>GET /api/threadpool/stacks</c> served during the run, read once a second from
 /// the live page's server (which answers while the pool is starved), as the page's stack panel reads it; and, when the
-/// plan asks, one taken on request (<c>POST</c>, on the app itself) while the load is on.
+/// plan asks, one taken on request (<c>POST</c>, on the app itself) once the load is over and the pool healthy again.
 /// </summary>
 internal sealed class StacksObserver : IRunObserver
 {
@@ -23,43 +24,20 @@ internal sealed class StacksObserver : IRunObserver
         // Reading a capture is a control as much as taking one: every request carries the header.
         var client = new HttpClient { Timeout = TimeSpan.FromSeconds(15) };
         client.DefaultRequestHeaders.Add(ControlGate.HeaderName, "1");
-        var posting = run.Plan.CaptureStacksAfter is { } after ? PostAsync(client, run, after) : Task.FromResult<PostedCapture?>(null);
-        return Task.FromResult<IObservation>(new Observation(client, run, posting));
-    }
-
-    private static async Task<PostedCapture?> PostAsync(HttpClient client, RunContext run, TimeSpan after)
-    {
-        var started = await run.WaitForLoadStartAsync();
-        // Physics sets this interval: the load must have parked the pool's threads in the scenario's wait by then.
-        var wait = started + after - DateTimeOffset.UtcNow;
-        await Task.Delay(wait > TimeSpan.Zero ? wait : TimeSpan.Zero);
-        var sentAt = DateTimeOffset.UtcNow;
-        var clock = Stopwatch.StartNew();
-        try
-        {
-            using var response = await client.PostAsync(new Uri(run.App, Stacks), content: null);
-            var capture = response.StatusCode == HttpStatusCode.OK ? await response.Content.ReadFromJsonAsync<StackCaptureResult>() : null;
-            return new PostedCapture(sentAt, response.StatusCode, capture, await response.Content.ReadAsStringAsync(), clock.Elapsed);
-        }
-        catch (Exception e) when (e is HttpRequestException or TaskCanceledException)
-        {
-            // A pool still starved answers late or not at all: the test reading it says so.
-            return new PostedCapture(sentAt, null, null, e.Message, clock.Elapsed);
-        }
+        return Task.FromResult<IObservation>(new Observation(client, run));
     }
 
     private sealed class Observation : IObservation
     {
         private readonly HttpClient _client;
-        private readonly Uri _livePage;
-        private readonly Task<PostedCapture?> _posting;
+        private readonly RunContext _run;
         private readonly List<StackCaptureResult> _served = [];
         private readonly Task _polling;
         private (HttpStatusCode Status, string Body) _last;
 
-        public Observation(HttpClient client, RunContext run, Task<PostedCapture?> posting)
+        public Observation(HttpClient client, RunContext run)
         {
-            (_client, _livePage, _posting) = (client, run.LivePage, posting);
+            (_client, _run) = (client, run);
             _polling = PollAsync(run.Stopping);
         }
 
@@ -67,11 +45,37 @@ internal sealed class StacksObserver : IRunObserver
         {
 #pragma warning disable VSTHRD003 // deliberate: this observation's own background work; tests have no SynchronizationContext to deadlock on
             await _polling.DefaultTimeout();
-            var posted = await _posting.DefaultTimeout();
 #pragma warning restore VSTHRD003
             await ReadAsync().DefaultTimeout();
+            var posted = _run.Plan.CapturesStacksAfterTheLoad ? await PostWhenHealthyAsync().TimeoutAfter(TimeSpan.FromSeconds(40)) : null;
             _client.Dispose();
             return new StacksRecord(_last.Status, _last.Body, [.. _served], posted);
+        }
+
+        // Once two of the detector's seconds in a row are healthy, no capture of its own can still be under way (one takes
+        // about half a second): the capture the POST answers is then taken for it.
+        private async Task<PostedCapture> PostWhenHealthyAsync()
+        {
+            var healthy = 0L;
+            while (true)
+            {
+                var snapshot = await _client.GetFromJsonAsync<JsonElement>(new Uri(_run.LivePage, "api/threadpool"));
+                var verdict = snapshot.GetProperty("starvation");
+                var sequence = verdict.GetProperty("sequence").GetInt64();
+                healthy = verdict.GetProperty("starved").GetBoolean() ? 0 : healthy == 0 ? sequence : healthy;
+                if (healthy != 0 && sequence > healthy)
+                {
+                    break;
+                }
+
+                await Task.Delay(250);
+            }
+
+            var sentAt = DateTimeOffset.UtcNow;
+            var clock = Stopwatch.StartNew();
+            using var response = await _client.PostAsync(new Uri(_run.App, Stacks), content: null);
+            var capture = response.StatusCode == HttpStatusCode.OK ? await response.Content.ReadFromJsonAsync<StackCaptureResult>() : null;
+            return new PostedCapture(sentAt, response.StatusCode, capture, await response.Content.ReadAsStringAsync(), clock.Elapsed);
         }
 
         private async Task PollAsync(CancellationToken stopping)
@@ -85,7 +89,7 @@ internal sealed class StacksObserver : IRunObserver
 
         private async Task ReadAsync()
         {
-            using var response = await _client.GetAsync(new Uri(_livePage, Stacks));
+            using var response = await _client.GetAsync(new Uri(_run.LivePage, Stacks));
             _last = (response.StatusCode, await response.Content.ReadAsStringAsync());
             if (response.StatusCode == HttpStatusCode.OK && await response.Content.ReadFromJsonAsync<StackCaptureResult>() is { } capture
                 && !_served.Any(c => c.Trigger == capture.Trigger && c.RequestedAt == capture.RequestedAt))
@@ -98,9 +102,9 @@ internal sealed class StacksObserver : IRunObserver
 
 /// <summary>
 /// What <c>GET /api/threadpool/stacks</c> answered last, once the load was over; every capture it served during the run,
-/// oldest first; and the capture posted during the load, if any.
+/// oldest first; and the capture posted after the load, if any.
 /// </summary>
 internal sealed record StacksRecord(HttpStatusCode LastStatus, string LastBody, IReadOnlyList<StackCaptureResult> Served, PostedCapture? Posted);
 
-/// <summary>When <c>POST /api/threadpool/stacks</c> was sent during the load, what it answered (no status: no answer), and how long it took.</summary>
-internal sealed record PostedCapture(DateTimeOffset SentAt, HttpStatusCode? Status, StackCaptureResult? Capture, string Body, TimeSpan AnsweredIn);
+/// <summary>When <c>POST /api/threadpool/stacks</c> was sent, what it answered, and how long it took.</summary>
+internal sealed record PostedCapture(DateTimeOffset SentAt, HttpStatusCode Status, StackCaptureResult? Capture, string Body, TimeSpan AnsweredIn);
