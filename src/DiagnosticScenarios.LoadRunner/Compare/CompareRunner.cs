@@ -16,6 +16,11 @@ public static class CompareRunner
         ArgumentNullException.ThrowIfNull(options);
         ArgumentNullException.ThrowIfNull(log);
         var started = DateTimeOffset.UtcNow;
+        if (options.MinWorkerThreads is { } min)
+        {
+            await log.WriteLineAsync(FormattableString.Invariant($"min threads: {min}, {ServerOptions.MinWorkerThreadsVia}"));
+        }
+
         var server = await StartServerAsync(options, cancellationToken);
         try
         {
@@ -47,6 +52,8 @@ public static class CompareRunner
                 DelayMs = delayMs,
                 ProcessorCount = options.ProcessorCount,
                 MinWorkerThreads = options.MinWorkerThreads,
+                MinWorkerThreadsVia = options.MinWorkerThreads is null ? null : ServerOptions.MinWorkerThreadsVia,
+                ThinkTimeMs = options.ThinkTime?.TotalMilliseconds ?? 0,
                 Machine = $"{Environment.ProcessorCount} logical CPUs, {System.Runtime.InteropServices.RuntimeInformation.OSDescription}, .NET {Environment.Version}",
                 CommandLine = commandLine,
                 Results = results,
@@ -68,7 +75,7 @@ public static class CompareRunner
         var url = scenario.Url(server.BaseAddress, delayMs);
         await WarmUpAsync(url, options.Timeout, cancellationToken);
 
-        var load = new LoadOptions { Url = url, Connections = options.Connections, Duration = options.Duration, Timeout = options.Timeout };
+        var load = new LoadOptions { Url = url, Connections = options.Connections, Duration = options.Duration, Timeout = options.Timeout, ThinkTime = options.ThinkTime };
         var ping = new LoadOptions
         {
             Url = new Uri(server.BaseAddress, "api/diagscenario/ping"),

@@ -34,10 +34,13 @@ public static class CompareTable
         text.AppendLine(CultureInfo.InvariantCulture, $"# {result.Family} family, {result.Connections} connections, {result.DurationSeconds:0.#} s, {result.DelayMs} ms query");
         text.AppendLine();
         var pool = result.MinWorkerThreads is { } min
-            ? string.Create(CultureInfo.InvariantCulture, $"minimum worker threads forced to {min} (the `SetMinThreads` workaround)")
+            ? string.Create(CultureInfo.InvariantCulture, $"minimum worker threads {min}, {result.MinWorkerThreadsVia}")
             : "default thread pool";
+        var think = result.ThinkTimeMs > 0 ? string.Create(CultureInfo.InvariantCulture, $", each client pausing 0–{result.ThinkTimeMs:0} ms between requests") : "";
+        // Little's law: each client spends the query plus, on average, half the longest pause per request.
+        var cycleMs = result.DelayMs + (result.ThinkTimeMs / 2);
         text.AppendLine(CultureInfo.InvariantCulture,
-            $"Each scenario on a fresh server (cold pool), `DOTNET_PROCESSOR_COUNT={result.ProcessorCount}`, {pool}. Physical limit: {result.Connections * 1000.0 / result.DelayMs:0} req/s at {result.DelayMs} ms.");
+            $"Each scenario on a fresh server (cold pool), `DOTNET_PROCESSOR_COUNT={result.ProcessorCount}`, {pool}{think}. Physical limit: {result.Connections * 1000.0 / cycleMs:0} req/s at {result.DelayMs} ms.");
         text.AppendLine();
         text.Append(Render(result));
         text.AppendLine();

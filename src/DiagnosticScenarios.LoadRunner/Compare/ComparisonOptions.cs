@@ -20,6 +20,9 @@ public sealed record ComparisonOptions
     /// <summary>The <c>SetMinThreads</c> workaround, applied at start; null for the default pool.</summary>
     public int? MinWorkerThreads { get; init; }
 
+    /// <summary>Each client's random pause, up to this, between an answer and its next request; null: back to back.</summary>
+    public TimeSpan? ThinkTime { get; init; }
+
     /// <summary>The query delay; null for the family's default.</summary>
     public int? DelayMs { get; init; }
 

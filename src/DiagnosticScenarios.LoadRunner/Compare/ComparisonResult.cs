@@ -14,6 +14,13 @@ public sealed record ComparisonResult
     public required int DelayMs { get; init; }
     public required int ProcessorCount { get; init; }
     public int? MinWorkerThreads { get; init; }
+
+    /// <summary>How <see cref="MinWorkerThreads"/> was applied, in words; null without it.</summary>
+    public string? MinWorkerThreadsVia { get; init; }
+
+    /// <summary>Each client's random pause, up to this many milliseconds, between an answer and its next request.</summary>
+    public double ThinkTimeMs { get; init; }
+
     public required string Machine { get; init; }
     public required string CommandLine { get; init; }
     public required IReadOnlyList<ScenarioResult> Results { get; init; }

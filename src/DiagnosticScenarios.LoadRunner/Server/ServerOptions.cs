@@ -24,6 +24,20 @@ public sealed record ServerOptions
     /// </summary>
     public int? MinWorkerThreads { get; init; }
 
+    /// <summary>
+    /// How <see cref="MinWorkerThreads"/> reaches the server, in words for reports. Of the ways to raise the minimum (the
+    /// runtimeconfig setting, the MSBuild property that writes it, <c>SetMinThreads</c>), this one needs neither a rebuild
+    /// nor a request: the runtime's environment setting forces the minimum at start.
+    /// </summary>
+    public const string MinWorkerThreadsVia =
+        "forced at start by the environment variable DOTNET_ThreadPool_ForceMinWorkerThreads (hexadecimal; SetMinThreads cannot lower it then)";
+
+    /// <summary>
+    /// A runtimeconfig.json to run the app with instead of its own (<c>dotnet exec --runtimeconfig</c>; the process is then
+    /// named dotnet): how a setting such as <c>System.Threading.ThreadPool.MinThreads</c> is tried without a rebuild.
+    /// </summary>
+    public string? RuntimeConfigPath { get; init; }
+
     /// <summary>More environment variables for the server, e.g. <c>Database__Provider=PostgreSql</c>.</summary>
     public IReadOnlyDictionary<string, string> ExtraEnvironment { get; init; } = new Dictionary<string, string>();
 
