@@ -22,7 +22,7 @@ internal static class ServerCommand
             arguments.AddRange(["--contentRoot", options.ContentRoot]);
         }
 
-        arguments.AddRange(["--urls", baseAddress.GetLeftPart(UriPartial.Authority)]);
+        arguments.AddRange(["--urls", string.Join(';', options.MoreUrls.Prepend(baseAddress.GetLeftPart(UriPartial.Authority)))]);
 
         var environment = InheritedSettingsToDrop.ToDictionary(key => key, string? (_) => null);
         environment["DOTNET_PROCESSOR_COUNT"] = options.ProcessorCount.ToString(CultureInfo.InvariantCulture);

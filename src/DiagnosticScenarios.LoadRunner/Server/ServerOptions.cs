@@ -38,6 +38,9 @@ public sealed record ServerOptions
     /// </summary>
     public string? RuntimeConfigPath { get; init; }
 
+    /// <summary>More addresses for the server to listen on besides its plain-HTTP base address, e.g. an https:// one.</summary>
+    public IReadOnlyList<string> MoreUrls { get; init; } = [];
+
     /// <summary>More environment variables for the server, e.g. <c>Database__Provider=PostgreSql</c>.</summary>
     public IReadOnlyDictionary<string, string> ExtraEnvironment { get; init; } = new Dictionary<string, string>();
 
