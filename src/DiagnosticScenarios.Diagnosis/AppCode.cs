@@ -35,6 +35,7 @@ internal sealed class AppCode
     private readonly Dictionary<string, ModuleVerdict> _verdicts = new(StringComparer.Ordinal);
     private readonly Dictionary<string, IReadOnlyDictionary<string, (string Type, string DepsFile)>> _depsByDirectory = new(StringComparer.Ordinal);
     private readonly string? _sharedFramework;
+    private readonly Dictionary<string, bool> _optimized = new(StringComparer.Ordinal);
 
     /// <param name="prefixes">Namespaces or assembly names that are the app's, overriding the automatic rule; empty for none.</param>
     /// <param name="coreLibPath">Where the trace says System.Private.CoreLib is: the shared framework is the folder above its version folder.</param>
@@ -55,6 +56,26 @@ internal sealed class AppCode
     {
         var verdict = Verdict(frame.ModuleName, frame.ModulePath);
         return verdict.IsApp || (_prefixes.Count > 0 && !IsDiagnosis(frame.ModuleName) && _prefixes.Any(p => IsUnder(frame.MethodName, p)));
+    }
+
+    /// <summary>
+    /// Whether the JIT may inline the module's methods: false for a Debug build, whose DebuggableAttribute turns the
+    /// optimizer off (what <c>dotnet run</c> builds), true otherwise.
+    /// </summary>
+    public bool IsOptimized(string? modulePath)
+    {
+        if (modulePath is null)
+        {
+            return true;
+        }
+
+        if (!_optimized.TryGetValue(modulePath, out var optimized))
+        {
+            optimized = !OptimizerDisabled(modulePath);
+            _optimized[modulePath] = optimized;
+        }
+
+        return optimized;
     }
 
     private ModuleVerdict Verdict(string module, string? path)
@@ -158,6 +179,43 @@ internal sealed class AppCode
 
         _depsByDirectory[directory] = files;
         return files;
+    }
+
+    // The compiler's [assembly: Debuggable(DebuggingModes)]: a Debug build sets DisableOptimizations (0x100). The older
+    // constructor takes two bools, the second "JIT optimizer disabled".
+    private static bool OptimizerDisabled(string path)
+    {
+        const int disableOptimizations = 0x100;
+        try
+        {
+            using var pe = new PEReader(File.OpenRead(path));
+            var reader = pe.GetMetadataReader();
+            foreach (var handle in reader.GetAssemblyDefinition().GetCustomAttributes())
+            {
+                var attribute = reader.GetCustomAttribute(handle);
+                if (attribute.Constructor.Kind != HandleKind.MemberReference
+                    || reader.GetMemberReference((MemberReferenceHandle)attribute.Constructor).Parent is not { Kind: HandleKind.TypeReference } parent
+                    || reader.GetString(reader.GetTypeReference((TypeReferenceHandle)parent).Name) != "DebuggableAttribute")
+                {
+                    continue;
+                }
+
+                // The blob: a 2-byte prolog, the arguments, a 2-byte count of named arguments.
+                var value = reader.GetBlobBytes(attribute.Value);
+                return value.Length switch
+                {
+                    8 => (BitConverter.ToInt32(value, 2) & disableOptimizations) != 0,
+                    6 => value[3] != 0,
+                    _ => false,
+                };
+            }
+
+            return false;
+        }
+        catch (Exception e) when (e is BadImageFormatException or IOException or UnauthorizedAccessException or InvalidOperationException)
+        {
+            return false;
+        }
     }
 
     private static string? KeyToken(string path)

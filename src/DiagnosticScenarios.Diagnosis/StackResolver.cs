@@ -13,7 +13,11 @@ internal readonly record struct TraceFrame(string Name, string ModuleName, strin
     public bool IsDynamic => ModulePath is null;
 }
 
-/// <summary>A stack read for the report: its frames' names, the app's innermost run of frames with their lines, and what happened to the app's code when it has none.</summary>
+/// <summary>
+/// A stack read for the report: its frames' names, the app's innermost run of frames with their lines, and the method
+/// compiled at run time that the JIT inlined the app's code into: all of it when the run is empty, or the caller of the
+/// run (the action) when the run ends in such a method.
+/// </summary>
 internal sealed record ResolvedStack(IReadOnlyList<string> Names, IReadOnlyList<AppFrame> AppFrames, string? InlinedInto, bool UnderTaskRun)
 {
     /// <summary>Groups threads parked on the same line the same way, whatever else their stacks share.</summary>
@@ -70,6 +74,13 @@ internal sealed class StackResolver : IDisposable
     public ResolvedStack Resolve(IReadOnlyList<TraceFrame> frames)
     {
         var names = frames.Select(f => f.Name).ToList();
+
+        // Every module of the stack gets its verdict, so the report lists them all, not only those above an invoker.
+        foreach (var frame in frames)
+        {
+            _app.IsApp(frame);
+        }
+
         var start = -1;
         for (var i = 0; i < frames.Count; i++)
         {
@@ -100,7 +111,11 @@ internal sealed class StackResolver : IDisposable
         var underTaskRun = end < frames.Count && FrameNames.Method(frames[end].Name) is var caller
             && (caller.StartsWith("System.Threading.Tasks.Task.InnerInvoke", StringComparison.Ordinal)
                 || caller.StartsWith("System.Threading.Tasks.Task`1.InnerInvoke", StringComparison.Ordinal));
-        return new ResolvedStack(names, appFrames, null, underTaskRun);
+
+        // Called by a method compiled at run time from an optimized module: the action that made this call may have been
+        // inlined there (a Debug build's never is).
+        var inlinedInto = end < frames.Count && frames[end].IsDynamic && _app.IsOptimized(frames[end - 1].ModulePath) ? Invoker(frames, end) : null;
+        return new ResolvedStack(names, appFrames, inlinedInto, underTaskRun);
     }
 
     public void Dispose() => _sources.Dispose();
@@ -129,11 +144,16 @@ internal sealed class StackResolver : IDisposable
         {
             if (frames[i].IsDynamic)
             {
-                var into = FrameNames.TypeAndMethod(frames[i].Name);
-                return i + 1 < frames.Count ? $"{into}, called by {FrameNames.TypeAndMethod(frames[i + 1].Name)}" : into;
+                return Invoker(frames, i);
             }
         }
 
         return null;
+    }
+
+    private static string Invoker(IReadOnlyList<TraceFrame> frames, int index)
+    {
+        var into = FrameNames.TypeAndMethod(frames[index].Name);
+        return index + 1 < frames.Count ? $"{into}, called by {FrameNames.TypeAndMethod(frames[index + 1].Name)}" : into;
     }
 }

@@ -39,7 +39,7 @@ public sealed record StackSnapshot(
             {
                 InlinedInto = groups[0].InlinedInto,
                 Fix = groups[0].Fix,
-                RequestsSeen = Requests?.Describe(groups.SelectMany(g => g.Requests), appFramesShown: groups[0].AppFrames.Count > 0),
+                RequestsSeen = Requests?.Describe(groups.SelectMany(g => g.Requests), actionShown: groups[0].AppFrames.Count > 0 && groups[0].InlinedInto is null),
             })
             .OrderByDescending(site => site.Threads)
             .ThenBy(site => site.AppFrames.Count == 0)
@@ -73,12 +73,12 @@ public sealed record RequestLabels(string Source, string Verb, string None, IRea
 {
     /// <summary>
     /// The requests of a site's threads, most first, e.g. "serving GET /orders/{id} (12 threads)"; <see cref="None"/> when
-    /// they have none and the site has no app frame to name it otherwise; null when it has app frames and the labels are
-    /// not <see cref="Exact"/> or there are none.
+    /// they have none and the site's frames do not reach the action that would name it otherwise (the JIT inlined it);
+    /// null when they do and the labels are not <see cref="Exact"/>, or there are none.
     /// </summary>
-    public string? Describe(IEnumerable<RequestCount> requests, bool appFramesShown)
+    public string? Describe(IEnumerable<RequestCount> requests, bool actionShown)
     {
-        if (appFramesShown && !Exact)
+        if (actionShown && !Exact)
         {
             return null;
         }
@@ -90,7 +90,7 @@ public sealed record RequestLabels(string Source, string Verb, string None, IRea
             .ToList();
         if (merged.Count == 0)
         {
-            return appFramesShown ? null : None;
+            return actionShown ? null : None;
         }
 
         return $"{Verb} {string.Join(", ", merged.Take(3).Select(r => $"{r.Request} ({r.Threads} thread{(r.Threads == 1 ? "" : "s")})"))}";
@@ -107,7 +107,7 @@ public sealed record RequestCount(string Request, int Threads);
 /// <param name="Groups">The exact stacks, most threads first.</param>
 public sealed record BlockingSite(int Threads, BlockingFrame Blocking, IReadOnlyList<AppFrame> AppFrames, IReadOnlyList<ThreadGroup> Groups)
 {
-    /// <summary>Without app frames: the method compiled at run time that the JIT inlined the app's code into, and its caller.</summary>
+    /// <summary>The method compiled at run time that the JIT inlined the app's code (all of it, or the callers of its frames) into, and its caller.</summary>
     public string? InlinedInto { get; init; }
 
     /// <summary>The fix, in one line, with the scenario pair that shows it.</summary>
@@ -141,7 +141,8 @@ public sealed record BlockingSite(int Threads, BlockingFrame Blocking, IReadOnly
         var innermost = appFrames[0];
         var at = innermost.Source is { } source ? $" at {source} in {innermost.Method}" : $" in {innermost.Method} (no line: {innermost.NoSource})";
         var callers = appFrames.Skip(1).Select(f => f.Source is { } s ? $"{f.Method} ({s.FileName}:{s.Line})" : f.Method);
-        return at + string.Concat(callers.Select(c => $" ← {c}"));
+        var inlined = inlinedInto is null ? "" : $" ← called by {inlinedInto}, compiled at run time, where the JIT may have inlined the action";
+        return at + string.Concat(callers.Select(c => $" ← {c}")) + inlined;
     }
 }
 
@@ -160,7 +161,7 @@ public sealed record ThreadGroup(
     IReadOnlyList<int> ThreadIds,
     IReadOnlyList<string> Frames)
 {
-    /// <summary>Without app frames: the method compiled at run time that the JIT inlined the app's code into, and its caller.</summary>
+    /// <summary>The method compiled at run time that the JIT inlined the app's code (all of it, or the callers of its frames) into, and its caller.</summary>
     public string? InlinedInto { get; init; }
 
     /// <summary>Whether the app's frames run as a delegate handed to <c>Task.Run</c>: the blocking was moved to this thread, not removed.</summary>

@@ -40,7 +40,7 @@ public sealed record WaitSite(
     /// <summary>The app's innermost frame: the code that made the wait; null when there is none.</summary>
     public AppFrame? AppFrame => AppFrames.Count > 0 ? AppFrames[0] : null;
 
-    /// <summary>Without app frames: the method compiled at run time that the JIT inlined the app's code into, and its caller.</summary>
+    /// <summary>The method compiled at run time that the JIT inlined the app's code (all of it, or the callers of its frames) into, and its caller.</summary>
     public string? InlinedInto { get; init; }
 
     /// <summary>The fix for the blocking call, in one line; null when the wait is in no known blocking call.</summary>

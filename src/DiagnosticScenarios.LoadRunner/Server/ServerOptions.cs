@@ -1,6 +1,6 @@
 namespace DiagnosticScenarios.LoadRunner.Server;
 
-/// <summary>How to start one DiagnosticScenarios server process.</summary>
+/// <summary>How to start one DiagnosticScenarios server process (or another ASP.NET Core app, with its own <see cref="ReadyPath"/>).</summary>
 public sealed record ServerOptions
 {
     /// <summary>The app's apphost (<c>DiagnosticScenarios</c>, <c>DiagnosticScenarios.exe</c>) or <c>DiagnosticScenarios.dll</c>; an apphost next to a dll is preferred so the process keeps its name.</summary>
@@ -29,4 +29,7 @@ public sealed record ServerOptions
 
     /// <summary>How long the server may take to answer its first ping.</summary>
     public TimeSpan StartTimeout { get; init; } = TimeSpan.FromSeconds(30);
+
+    /// <summary>The path that answers once the server is ready: this app's ping, or another app's own (e.g. <c>healthz</c>).</summary>
+    public string ReadyPath { get; init; } = "api/diagscenario/ping";
 }

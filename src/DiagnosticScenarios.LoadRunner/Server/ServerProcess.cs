@@ -30,7 +30,7 @@ public sealed class ServerProcess : IAsyncDisposable
     /// <summary>The last lines the server wrote to stdout and stderr.</summary>
     public string Output => _output.ToString();
 
-    /// <summary>Starts the server on a free loopback port and returns once it answers <c>/api/diagscenario/ping</c>.</summary>
+    /// <summary>Starts the server on a free loopback port and returns once it answers <see cref="ServerOptions.ReadyPath"/>.</summary>
     public static async Task<ServerProcess> StartAsync(ServerOptions options, CancellationToken cancellationToken = default)
     {
         ArgumentNullException.ThrowIfNull(options);
@@ -40,7 +40,7 @@ public sealed class ServerProcess : IAsyncDisposable
             var server = Launch(options, FreeLoopbackPort());
             try
             {
-                await server.WaitUntilReadyAsync(options.StartTimeout, cancellationToken);
+                await server.WaitUntilReadyAsync(options.ReadyPath, options.StartTimeout, cancellationToken);
                 return server;
             }
             catch (ServerStartException) when (attempt < attempts && server.HasExited)
@@ -110,10 +110,10 @@ public sealed class ServerProcess : IAsyncDisposable
         return ((IPEndPoint)listener.LocalEndpoint).Port;
     }
 
-    private async Task WaitUntilReadyAsync(TimeSpan timeout, CancellationToken cancellationToken)
+    private async Task WaitUntilReadyAsync(string readyPath, TimeSpan timeout, CancellationToken cancellationToken)
     {
         using var client = new HttpClient { Timeout = TimeSpan.FromSeconds(2) };
-        var ping = new Uri(BaseAddress, "api/diagscenario/ping");
+        var ping = new Uri(BaseAddress, readyPath);
         var started = Stopwatch.StartNew();
         while (started.Elapsed < timeout)
         {
