@@ -61,9 +61,8 @@ internal static class BlockedStacks
     /// inlined the action into ASP.NET Core's compiled invoker, by saying so and naming the scenario's route.
     /// </summary>
     public static bool Names(BlockingSite site, Scenario scenario) =>
-        site.AppFrames.Count == 0
-            ? site.InlinedInto is not null && site.RequestsSeen is { } requests && requests.Contains($"GET {scenario.Route} ", StringComparison.Ordinal)
-            : NamesLine(site.AppFrames, scenario.Action);
+        NamesLine(site.AppFrames, scenario.Action)
+        || (site.InlinedInto is not null && site.RequestsSeen is { } requests && requests.Contains($"GET {scenario.Route} ", StringComparison.Ordinal));
 
     /// <summary>A frame of <paramref name="action"/> (or of code the compiler made of its body) carries a line of its body before its first return, with the line's text.</summary>
     public static bool NamesLine(IEnumerable<AppFrame> appFrames, string action)
