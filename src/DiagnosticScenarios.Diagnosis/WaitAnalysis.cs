@@ -11,13 +11,15 @@ namespace DiagnosticScenarios.Diagnosis;
 /// <param name="Sites">Call sites of the pool waits, by total wait time, most first.</param>
 public sealed record WaitAnalysis(int ProcessId, double DurationMs, int Waits, int PoolWaits, IReadOnlyList<WaitSite> Sites)
 {
+    /// <summary>The modules in the stacks, and whether and why each is the app's code.</summary>
+    public IReadOnlyList<ModuleVerdict> Modules { get; init; } = [];
+
     /// <summary>The site where pool threads waited longest in total; null when none waited.</summary>
     public WaitSite? TopSite() => Sites.Count == 0 ? null : Sites[0];
 }
 
-/// <summary>One place pool threads waited from: the app's innermost frame and the blocking call it made.</summary>
-/// <param name="AppFrame">The app's innermost frame, or null when the wait came from framework code alone.</param>
-/// <param name="AppFrames">The app's innermost run of frames, innermost first.</param>
+/// <summary>One place pool threads waited from: the app's innermost frames with their lines, and the blocking call made there.</summary>
+/// <param name="AppFrames">The app's innermost run of frames, innermost first; empty when the wait came from framework code alone or app code inlined away.</param>
 /// <param name="Blocking">The outermost blocking call in the stack of the wait's start.</param>
 /// <param name="Count">Waits started here.</param>
 /// <param name="Unfinished">Of those, still waiting when the trace ended (their time counts up to the end).</param>
@@ -26,8 +28,7 @@ public sealed record WaitAnalysis(int ProcessId, double DurationMs, int Waits, i
 /// <param name="Threads">Distinct threads that waited here.</param>
 /// <param name="Frames">The stack of one start, leaf first.</param>
 public sealed record WaitSite(
-    string? AppFrame,
-    IReadOnlyList<string> AppFrames,
+    IReadOnlyList<AppFrame> AppFrames,
     BlockingFrame? Blocking,
     int Count,
     int Unfinished,
@@ -36,13 +37,21 @@ public sealed record WaitSite(
     int Threads,
     IReadOnlyList<string> Frames)
 {
-    /// <summary>One line: "412 waits, 205.3 s in total (max 0.5 s) on 118 threads: Task.Result / Wait at Task`1.get_Result, app frame StarvationScenariosController.TaskWait".</summary>
+    /// <summary>The app's innermost frame: the code that made the wait; null when there is none.</summary>
+    public AppFrame? AppFrame => AppFrames.Count > 0 ? AppFrames[0] : null;
+
+    /// <summary>The method compiled at run time that the JIT inlined the app's code (all of it, or the callers of its frames) into, and its caller.</summary>
+    public string? InlinedInto { get; init; }
+
+    /// <summary>The fix for the blocking call, in one line; null when the wait is in no known blocking call.</summary>
+    public string? Fix { get; init; }
+
+    /// <summary>One line: "412 waits, 205.3 s in total (max 0.5 s) on 118 threads: Task.Result / Wait (Task`1.get_Result) at StarvationScenariosController.cs:35 `…` in StarvationScenariosController.TaskWait".</summary>
     public string Describe()
     {
-        var where = Blocking is null ? "no known blocking call" : $"{Blocking.Name} at {Blocking.Frame}";
-        var app = AppFrames.Count == 0 ? "no app frame" : $"app frame {string.Join(" <- ", AppFrames)}";
+        var where = Blocking is null ? "no known blocking call" : $"{Blocking.Name} ({Blocking.Frame})";
         var unfinished = Unfinished > 0 ? $", {Unfinished} unfinished at the end" : "";
         return FormattableString.Invariant(
-            $"{Count} waits, {TotalWaitMs / 1000:0.0} s in total (max {MaxWaitMs / 1000:0.00} s{unfinished}) on {Threads} thread{(Threads == 1 ? "" : "s")}: {where}, {app}");
+            $"{Count} waits, {TotalWaitMs / 1000:0.0} s in total (max {MaxWaitMs / 1000:0.00} s{unfinished}) on {Threads} thread{(Threads == 1 ? "" : "s")}: {where}{BlockingSite.Where(AppFrames, InlinedInto)}");
     }
 }

@@ -47,71 +47,61 @@ public static class WaitAnalyzer
     {
         options ??= DiagnosisOptions.Default;
         using var log = TraceLogFiles.Open(nettracePath);
-        var open = new Dictionary<int, (double StartMs, IReadOnlyList<string> Frames)>();
-        var waits = new List<(int ThreadId, double Ms, bool Finished, IReadOnlyList<string> Frames)>();
+        using var resolver = new StackResolver(log.TraceLog, nettracePath, options);
+        var open = new Dictionary<int, (double StartMs, ResolvedStack Stack)>();
+        var waits = new List<(int ThreadId, double Ms, bool Finished, ResolvedStack Stack)>();
         var starts = 0;
 
         var source = log.TraceLog.Events.GetSource();
         source.Clr.WaitHandleWaitStart += data =>
         {
             starts++;
-            open[data.ThreadID] = (data.TimeStampRelativeMSec, Frames(data));
+            open[data.ThreadID] = (data.TimeStampRelativeMSec, resolver.Resolve(StackResolver.Frames(data.CallStack())));
         };
         source.Clr.WaitHandleWaitStop += data =>
         {
             // A stop whose start came before the trace began has no stack to attribute: left out.
             if (open.Remove(data.ThreadID, out var start))
             {
-                waits.Add((data.ThreadID, data.TimeStampRelativeMSec - start.StartMs, true, start.Frames));
+                waits.Add((data.ThreadID, data.TimeStampRelativeMSec - start.StartMs, true, start.Stack));
             }
         };
         source.Process();
 
         var endMs = log.TraceLog.SessionEndTimeRelativeMSec;
-        waits.AddRange(open.Select(o => (o.Key, endMs - o.Value.StartMs, false, o.Value.Frames)));
+        waits.AddRange(open.Select(o => (o.Key, endMs - o.Value.StartMs, false, o.Value.Stack)));
 
-        var poolWaits = waits.Where(w => FrameNames.IsPoolWorker(w.Frames)).ToList();
+        var poolWaits = waits.Where(w => FrameNames.IsPoolWorker(w.Stack.Names)).ToList();
         var sites = poolWaits
-            .Select(w => (Wait: w, AppFrames: FrameNames.AppFrames(w.Frames, options.AppNamespacePrefix), Blocking: BlockingFrame.Find(w.Frames)))
-            .GroupBy(w => SiteKey(w.AppFrames, w.Blocking, w.Wait.Frames), StringComparer.Ordinal)
+            .Select(w => (Wait: w, Blocking: BlockingFrame.Find(w.Stack.Names)))
+            .GroupBy(w => SiteKey(w.Wait.Stack, w.Blocking), StringComparer.Ordinal)
             .Select(g =>
             {
-                var first = g.First();
+                var (first, blocking) = g.First();
                 return new WaitSite(
-                    first.AppFrames.Count > 0 ? first.AppFrames[0] : null,
-                    first.AppFrames,
-                    first.Blocking,
+                    first.Stack.AppFrames,
+                    blocking,
                     g.Count(),
                     g.Count(w => !w.Wait.Finished),
                     Math.Round(g.Sum(w => w.Wait.Ms), 1),
                     Math.Round(g.Max(w => w.Wait.Ms), 1),
                     g.Select(w => w.Wait.ThreadId).Distinct().Count(),
-                    first.Wait.Frames);
+                    first.Stack.Names)
+                {
+                    InlinedInto = first.Stack.InlinedInto,
+                    Fix = blocking is null ? null : first.Stack.UnderTaskRun ? BlockingFrame.TaskRunFix : BlockingFrame.FixFor(blocking.Kind),
+                };
             })
             .OrderByDescending(s => s.TotalWaitMs)
             .ThenByDescending(s => s.Count)
             .ToList();
 
-        return new WaitAnalysis(0, Math.Round(endMs, 1), starts, poolWaits.Count, sites);
+        return new WaitAnalysis(0, Math.Round(endMs, 1), starts, poolWaits.Count, sites) { Modules = resolver.Modules };
     }
 
-    // A call site is the app line and the kind of blocking call it made: the frame names of one call change as the JIT
-    // re-compiles and inlines (Task`1.get_Result, then Task`1.GetResultCore). A wait from framework code alone is told apart by its top frames.
-    private static string SiteKey(IReadOnlyList<string> appFrames, BlockingFrame? blocking, IReadOnlyList<string> frames) =>
-        string.Join('|', appFrames) + "#" + blocking?.Kind + (appFrames.Count == 0 ? "#" + string.Join('|', frames.Take(6)) : "");
-
-    private static List<string> Frames(TraceEvent data)
-    {
-        var frames = new List<string>();
-        for (var stack = data.CallStack(); stack is not null; stack = stack.Caller)
-        {
-            var method = stack.CodeAddress.FullMethodName;
-            if (!string.IsNullOrEmpty(method))
-            {
-                frames.Add($"{stack.CodeAddress.ModuleName}!{method}");
-            }
-        }
-
-        return frames;
-    }
+    // A call site is the app's lines and the kind of blocking call made there: the frame names of one call change as the
+    // JIT re-compiles and inlines (Task`1.get_Result, then Task`1.GetResultCore). A wait from framework code alone, or from
+    // app code inlined away, is told apart by its top frames.
+    private static string SiteKey(ResolvedStack stack, BlockingFrame? blocking) =>
+        string.Join('|', stack.AppFrames) + "#" + blocking?.Kind + (stack.AppFrames.Count == 0 ? "#" + string.Join('|', stack.Names.Take(6)) : "");
 }

@@ -1,6 +1,6 @@
 namespace DiagnosticScenarios.LoadRunner.Server;
 
-/// <summary>How to start one DiagnosticScenarios server process.</summary>
+/// <summary>How to start one DiagnosticScenarios server process (or another ASP.NET Core app, with its own <see cref="ReadyPath"/>).</summary>
 public sealed record ServerOptions
 {
     /// <summary>The app's apphost (<c>DiagnosticScenarios</c>, <c>DiagnosticScenarios.exe</c>) or <c>DiagnosticScenarios.dll</c>; an apphost next to a dll is preferred so the process keeps its name.</summary>
@@ -44,9 +44,9 @@ public sealed record ServerOptions
     /// <summary>More environment variables for the server, e.g. <c>Database__Provider=PostgreSql</c>.</summary>
     public IReadOnlyDictionary<string, string> ExtraEnvironment { get; init; } = new Dictionary<string, string>();
 
-    /// <summary>The path the server answers once it is ready (a 2xx), from its root.</summary>
-    public string ReadyPath { get; init; } = "api/diagscenario/ping";
-
     /// <summary>How long the server may take to answer its first ping.</summary>
     public TimeSpan StartTimeout { get; init; } = TimeSpan.FromSeconds(30);
+
+    /// <summary>The path that answers once the server is ready: this app's ping, or another app's own (e.g. <c>healthz</c>).</summary>
+    public string ReadyPath { get; init; } = "api/diagscenario/ping";
 }
