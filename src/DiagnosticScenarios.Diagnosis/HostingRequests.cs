@@ -42,6 +42,15 @@ public static class HostingRequests
         }
     }
 
+    /// <summary>"GET /path" when <paramref name="data"/> is the hosting event that starts a request, else null.</summary>
+    public static string? RequestStarted(TraceEvent data)
+    {
+        ArgumentNullException.ThrowIfNull(data);
+        return (int)data.ID == RequestStartId && data.ProviderName == ProviderName && data.PayloadByName("method") is string method && data.PayloadByName("path") is string path
+            ? $"{method} {path}"
+            : null;
+    }
+
     /// <summary>The last request started on each thread in a trace of the hosting events.</summary>
     /// <exception cref="DiagnosisException">The file cannot be read as a trace.</exception>
     public static RequestLabels Read(string nettracePath, TimeSpan window)
@@ -53,10 +62,10 @@ public static class HostingRequests
             using var source = new EventPipeEventSource(nettracePath);
             source.Dynamic.All += data =>
             {
-                if ((int)data.ID == RequestStartId && data.ProviderName == ProviderName && data.PayloadByName("method") is string method && data.PayloadByName("path") is string path)
+                if (RequestStarted(data) is { } request)
                 {
                     started++;
-                    last[data.ThreadID] = $"{method} {path}";
+                    last[data.ThreadID] = request;
                 }
             };
             source.Process();

@@ -14,6 +14,16 @@ public sealed record WaitAnalysis(int ProcessId, double DurationMs, int Waits, i
     /// <summary>The modules in the stacks, and whether and why each is the app's code.</summary>
     public IReadOnlyList<ModuleVerdict> Modules { get; init; } = [];
 
+    /// <summary>
+    /// The thread pool's changes to its thread goal while the trace recorded, by the runtime's reason (runtime event 55):
+    /// <c>Starvation</c> (no progress for 500 ms), <c>CooperativeBlocking</c> (a pool thread blocked on a Task and said so),
+    /// <c>Warmup</c>, <c>ChangePoint</c>, ... Empty for a trace without the threading keyword (e.g. dotnet-trace's waithandle one).
+    /// </summary>
+    public IReadOnlyDictionary<string, int> PoolAdjustments { get; init; } = new Dictionary<string, int>();
+
+    /// <summary>ASP.NET Core requests started while the trace recorded (0 for a trace without hosting events, e.g. dotnet-trace's).</summary>
+    public int RequestsStarted { get; init; }
+
     /// <summary>The site where pool threads waited longest in total; null when none waited.</summary>
     public WaitSite? TopSite() => Sites.Count == 0 ? null : Sites[0];
 }
@@ -46,12 +56,20 @@ public sealed record WaitSite(
     /// <summary>The fix for the blocking call, in one line; null when the wait is in no known blocking call.</summary>
     public string? Fix { get; init; }
 
+    /// <summary>The request each waiting thread last started before its wait (ASP.NET Core's hosting events), most threads first; empty without them.</summary>
+    public IReadOnlyList<RequestCount> Requests { get; init; } = [];
+
+    // The requests, when the app's frames do not say which code waited (inlined away): what the hosting events saw.
+    private string Serving => AppFrames.Count == 0 && Requests.Count > 0
+        ? $", last request started on these threads: {string.Join(", ", Requests.Take(3).Select(r => $"{r.Request} ({r.Threads} thread{(r.Threads == 1 ? "" : "s")})"))}"
+        : "";
+
     /// <summary>One line: "412 waits, 205.3 s in total (max 0.5 s) on 118 threads: Task.Result / Wait (Task`1.get_Result) at StarvationScenariosController.cs:35 `…` in StarvationScenariosController.TaskWait".</summary>
     public string Describe()
     {
         var where = Blocking is null ? "no known blocking call" : $"{Blocking.Name} ({Blocking.Frame})";
         var unfinished = Unfinished > 0 ? $", {Unfinished} unfinished at the end" : "";
         return FormattableString.Invariant(
-            $"{Count} waits, {TotalWaitMs / 1000:0.0} s in total (max {MaxWaitMs / 1000:0.00} s{unfinished}) on {Threads} thread{(Threads == 1 ? "" : "s")}: {where}{BlockingSite.Where(AppFrames, InlinedInto)}");
+            $"{Count} waits, {TotalWaitMs / 1000:0.0} s in total (max {MaxWaitMs / 1000:0.00} s{unfinished}) on {Threads} thread{(Threads == 1 ? "" : "s")}: {where}{BlockingSite.Where(AppFrames, InlinedInto)}{Serving}");
     }
 }

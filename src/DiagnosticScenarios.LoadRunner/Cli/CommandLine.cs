@@ -134,11 +134,15 @@ public static class CommandLine
         var thinkTime = ThinkTime();
         var environment = new Option<string[]>("--env") { Description = "KEY=VALUE for every server; repeat for more.", CustomParser = EnvironmentPairs };
         var outDirectory = new Option<string?>("--out") { Description = "Where to write compare.md, compare.json and compare.svg (default ./results/<timestamp>)." };
+        var diagnose = new Option<bool>("--diagnose")
+        {
+            Description = "Also record each server under its load from outside (a wait trace over the load, a stack snapshot half-way) and report where its pool threads block.",
+        };
         var app = new Option<string?>("--app") { Description = "The DiagnosticScenarios apphost or dll (default: the most recently built one in this repository)." };
 
         var command = new Command("compare", "Each scenario on a fresh server process (cold pool), one warm-up request, then the load; writes compare.md, compare.json and compare.svg.")
         {
-            family, scenarios, connections, duration, cpus, minThreads, delayMs, thinkTime, timeout, environment, outDirectory, app,
+            family, scenarios, connections, duration, cpus, minThreads, delayMs, thinkTime, timeout, environment, diagnose, outDirectory, app,
         };
         command.SetAction(async (parse, cancellationToken) =>
         {
@@ -161,6 +165,7 @@ public static class CommandLine
                 MinWorkerThreads = parse.GetValue(minThreads),
                 DelayMs = parse.GetValue(delayMs),
                 ThinkTime = parse.GetValue(thinkTime),
+                Diagnose = parse.GetValue(diagnose),
                 Environment = (parse.GetValue(environment) ?? []).Select(p => p.Split('=', 2)).ToDictionary(p => p[0], p => p[1], StringComparer.Ordinal),
             };
             var directory = parse.GetValue(outDirectory) ?? Path.Combine("results", DateTime.UtcNow.ToString("yyyyMMdd-HHmmss", CultureInfo.InvariantCulture));

@@ -89,6 +89,7 @@ public static class CompareRunner
 
         await log.WriteLineAsync(FormattableString.Invariant($"{scenario.Name}: loading server pid {server.ProcessId}"));
         using var sampler = server.SampleThreadCount(TimeSpan.FromSeconds(1));
+        using var diagnosis = options.Diagnose ? LoadDiagnosis.Start(server.ProcessId, options.Duration) : null;
         var loadRun = LoadGenerator.RunAsync(load, null, cancellationToken);
         var pingRun = LoadGenerator.RunAsync(ping, null, cancellationToken);
         await Task.WhenAll(loadRun, pingRun);
@@ -101,6 +102,8 @@ public static class CompareRunner
             Load = await loadRun,
             Ping = await pingRun,
             Threads = sampler.Samples,
+            // Analysed now the load is over: a second or more of a core that would otherwise have been taken from the server.
+            Diagnosis = diagnosis is null ? null : await diagnosis.AnalyzeAsync(cancellationToken),
         };
     }
 

@@ -24,6 +24,33 @@ public static class CompareTable
                 $"| {r.Scenario} | {r.Verdict.ToString().ToUpperInvariant()} | {r.Load.RequestsPerSecond:0.0} | {atLeast}{Milliseconds.Format(l.Average)} | {atLeast}{Milliseconds.Format(l.P50)} | {atLeast}{Milliseconds.Format(l.P99)} | {atLeast}{Milliseconds.Format(l.Max)} | {r.Load.Failures} | {pingAtLeast}{Milliseconds.Format(ping.P50)} | {r.PeakThreads} | {r.ThreadsAtEnd} |");
         }
 
+        if (result.Results.Any(r => r.Diagnosis is not null))
+        {
+            text.AppendLine();
+            text.Append(RenderDiagnosis(result));
+        }
+
+        return text.ToString();
+    }
+
+    /// <summary>
+    /// What <c>--diagnose</c> saw of each server under its load: the runtime's help (thread-goal adjustments for cooperative
+    /// blocking and for starvation), the wait events on pool threads, and the snapshot's top blocking site.
+    /// </summary>
+    public static string RenderDiagnosis(ComparisonResult result)
+    {
+        ArgumentNullException.ThrowIfNull(result);
+        var text = new StringBuilder();
+        text.AppendLine("| scenario | cooperative-blocking injections | starvation injections | WaitHandleWait on pool threads | top blocking site (snapshot half-way) |");
+        text.AppendLine("|---|---:|---:|---:|---|");
+        foreach (var r in result.Results.Where(r => r.Diagnosis is not null))
+        {
+            var (snapshot, waits) = (r.Diagnosis!.Snapshot, r.Diagnosis.Waits);
+            var site = snapshot.TopBlockedPoolSite() is { } top ? top.Describe(snapshot.PoolThreadCount).ReplaceLineEndings(" ").Replace("|", "\\|", StringComparison.Ordinal) : "no pool thread parked in a blocking call";
+            text.AppendLine(CultureInfo.InvariantCulture,
+                $"| {r.Scenario} | {waits.PoolAdjustments.GetValueOrDefault("CooperativeBlocking")} | {waits.PoolAdjustments.GetValueOrDefault("Starvation")} | {waits.PoolWaits} | {site} |");
+        }
+
         return text.ToString();
     }
 

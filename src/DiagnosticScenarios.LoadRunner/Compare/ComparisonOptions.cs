@@ -27,4 +27,10 @@ public sealed record ComparisonOptions
     public int? DelayMs { get; init; }
 
     public IReadOnlyDictionary<string, string> Environment { get; init; } = new Dictionary<string, string>();
+
+    /// <summary>
+    /// Also diagnose each server under its load, from outside as any .NET process: a wait trace over the load and a stack
+    /// snapshot half-way through, recorded while the load runs and analysed after it, before the next server starts.
+    /// </summary>
+    public bool Diagnose { get; init; }
 }

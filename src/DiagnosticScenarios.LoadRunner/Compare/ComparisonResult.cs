@@ -37,6 +37,15 @@ public sealed record ScenarioResult
     public required LoadReport Ping { get; init; }
 
     public required IReadOnlyList<ThreadSample> Threads { get; init; }
+
+    /// <summary>What <c>--diagnose</c> saw of the server under this load; null without it.</summary>
+    public ScenarioDiagnosis? Diagnosis { get; init; }
+
     public int PeakThreads => Threads.Count == 0 ? 0 : Threads.Max(t => t.Threads);
     public int ThreadsAtEnd => Threads.Count == 0 ? 0 : Threads[^1].Threads;
 }
+
+/// <summary>A server under its load as the diagnosis library sees it from outside.</summary>
+/// <param name="Snapshot">Every thread half-way through the load, grouped, its blocking sites named.</param>
+/// <param name="Waits">The runtime's wait events over the load, by call site, and the pool's thread-goal adjustments by reason.</param>
+public sealed record ScenarioDiagnosis(DiagnosticScenarios.Diagnosis.StackSnapshot Snapshot, DiagnosticScenarios.Diagnosis.WaitAnalysis Waits);
