@@ -85,13 +85,8 @@ internal sealed class BrowserObserver(SharedBrowser browser) : IRunObserver
 
             var export = Export();
             var end = State();
-            Driver.ExecuteScript("window.scrollTo(0, 0);");
             var scenario = run.Plan.Scenario[(run.Plan.Scenario.LastIndexOf('/') + 1)..];
-            browser.SaveScreenshot($"live-page-{scenario}.png");
-            if (export is not null)
-            {
-                await File.WriteAllBytesAsync(Path.Combine(SharedBrowser.Artifacts, $"live-page-{scenario}-export.png"), export.Bytes);
-            }
+            await File.WriteAllBytesAsync(Path.Combine(SharedBrowser.Artifacts, $"live-page-{scenario}.png"), export.Bytes);
 
             // Closes the page's stream before the server goes.
             await Driver.Navigate().GoToUrlAsync("about:blank");
@@ -142,7 +137,7 @@ internal sealed class BrowserObserver(SharedBrowser browser) : IRunObserver
         }
 
         // The page's own button, then the file the browser saved.
-        private PageExport? Export()
+        private PageExport Export()
         {
             var exports = State().Exports.Count;
             var before = browser.Downloads.GetFiles("*.png").Select(f => f.Name).ToHashSet();
@@ -166,7 +161,7 @@ internal sealed class BrowserObserver(SharedBrowser browser) : IRunObserver
 /// <param name="Arrivals">When each sample arrived on the page, before and after the reload.</param>
 /// <param name="Reload">The reload once the page showed starvation; null when it never did.</param>
 /// <param name="Export">The PNG the page's Save button produced, as the browser saved it.</param>
-internal sealed record BrowserRecord(PageState BeforeLoad, PageState End, IReadOnlyList<PageArrival> Arrivals, PageReload? Reload, PageExport? Export);
+internal sealed record BrowserRecord(PageState BeforeLoad, PageState End, IReadOnlyList<PageArrival> Arrivals, PageReload? Reload, PageExport Export);
 
 /// <summary>The page's figures, panels and measurements, as its script reads them.</summary>
 internal sealed record PageState(

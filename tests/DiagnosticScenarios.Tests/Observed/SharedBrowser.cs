@@ -32,7 +32,7 @@ internal sealed class SharedBrowser : IDisposable
     /// <summary>Where the browser saves downloads.</summary>
     public DirectoryInfo Downloads { get; }
 
-    /// <summary>A folder for a person to look at after the run: screenshots and the exported charts (nothing asserts on them).</summary>
+    /// <summary>A folder for a person to look at after the run: each run's charts as the page exported them.</summary>
     public static string Artifacts { get; } = Directory.CreateDirectory(Path.Combine(AppContext.BaseDirectory, "artifacts")).FullName;
 
     public static SharedBrowser Start()
@@ -73,8 +73,6 @@ internal sealed class SharedBrowser : IDisposable
             Thread.Sleep(50);
         }
     }
-
-    public void SaveScreenshot(string name) => Driver.GetScreenshot().SaveAsFile(Path.Combine(Artifacts, name));
 
     public void Dispose()
     {
