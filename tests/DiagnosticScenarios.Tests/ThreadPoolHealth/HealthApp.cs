@@ -1,4 +1,3 @@
-using DiagnosticScenarios.LoadRunner.Load;
 using DiagnosticScenarios.LoadRunner.Server;
 using DiagnosticScenarios.Tests.Load;
 
@@ -35,19 +34,4 @@ internal static class HealthApp
     }
 
     public static HttpClient CreateClient(this ServerProcess app) => new() { BaseAddress = app.BaseAddress, Timeout = TimeSpan.FromSeconds(30) };
-
-    /// <summary>
-    /// A closed-loop load from the test process, bounded in requests and time; the assertions read the server's own figures.
-    /// It ends at its duration, abandoning the requests still in flight: a starved server would otherwise hold the test
-    /// until they time out, and the server's own figures are what the tests read.
-    /// </summary>
-    public static Task<LoadReport> LoadAsync(this ServerProcess app, string path, int connections, TimeSpan duration, long maxRequests) =>
-        LoadGenerator.RunAsync(new LoadOptions
-        {
-            Url = new Uri(app.BaseAddress, path),
-            Connections = connections,
-            Duration = duration,
-            Requests = maxRequests,
-            DrainInFlight = false,
-        }).WaitAsync(duration + TimeSpan.FromSeconds(60));
 }
