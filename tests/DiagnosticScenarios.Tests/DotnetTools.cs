@@ -22,6 +22,21 @@ internal static class DotnetTools
             timeout);
     }
 
+    /// <summary>
+    /// Starts <c>dotnet tool run TOOL -- ARGS</c> from the repository's root, once the manifest is restored, for a tool that
+    /// runs beside a test (a trace recorded while a load runs): each line of its output is handed to <paramref name="onOutputLine"/>.
+    /// </summary>
+    public static async Task<ChildProcess> StartAsync(string tool, IEnumerable<string> arguments, Action<string> onOutputLine, TimeSpan timeLimit)
+    {
+        await EnsureRestoredAsync().TimeoutAfter(RestoreTimeout);
+        return ChildProcess.Start(new ChildProcessStart("dotnet", ["tool", "run", tool, "--", .. arguments])
+        {
+            WorkingDirectory = RepositoryPaths.Root,
+            OnOutputLine = onOutputLine,
+            TimeLimit = timeLimit,
+        });
+    }
+
     // The first caller starts the restore; every later one awaits the same restore, finished or not.
     private static Task EnsureRestoredAsync()
     {

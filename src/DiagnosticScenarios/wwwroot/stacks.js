@@ -103,6 +103,9 @@
     }
   }
 
+  // A 503 names why no capture could be taken (a process started without its diagnostic port, say).
+  const failed = (status, problem) => `The capture failed (${status}): ${problem.title}${problem.detail ? ` ${problem.detail}` : ''}`;
+
   async function refresh() {
     try {
       const response = await fetch('/api/threadpool/stacks', { headers: controlHeaders });
@@ -110,6 +113,8 @@
         el('stacks-status').textContent = 'No capture yet: the app takes one when it declares starvation, or press "Capture now".';
       } else if (response.ok) {
         render(await response.json());
+      } else if (response.status === 503) {
+        el('stacks-status').textContent = failed(response.status, await response.json());
       }
     } catch {
       // A starved app answers late or not at all; the next poll catches up.
@@ -124,8 +129,7 @@
       if (response.ok) {
         render(await response.json());
       } else {
-        const problem = await response.json();
-        el('stacks-status').textContent = `${response.status}: ${problem.title} ${problem.detail ?? ''}`;
+        el('stacks-status').textContent = failed(response.status, await response.json());
       }
     } catch (error) {
       el('stacks-status').textContent = `The capture did not answer: ${error}`;

@@ -1,115 +1,89 @@
-using System.Diagnostics;
 using System.Net;
-using System.Net.Http.Json;
-using System.Text.RegularExpressions;
 using DiagnosticScenarios.Catalogue;
-using DiagnosticScenarios.Controls;
 using DiagnosticScenarios.Diagnosis;
 using DiagnosticScenarios.StackCapture;
 using DiagnosticScenarios.Tests.Load;
+using DiagnosticScenarios.Tests.Observed;
 using Xunit.Abstractions;
 
 namespace DiagnosticScenarios.Tests.Diagnosis;
 
-/// <summary>The app's capture of its own threads, taken in its own process by the detector, served and retaken over HTTP.</summary>
+/// <summary>
+/// The app's capture of its own threads on the shared observed runs: taken in the starved process by the detector, logged
+/// while the pool is still starved, served by <c>GET /api/threadpool/stacks</c>, and taken on request once the load is over.
+/// </summary>
 [Collection(LoadCollectionDefinition.Name)]
 [Trait(TestCategory.Name, TestCategory.Load)]
-public sealed partial class StackCaptureTests(ITestOutputHelper output)
+public sealed class StackCaptureTests(ObservedRuns runs, ITestOutputHelper output)
 {
-    private const int HeldRequests = 20;
-    private const int HoldMs = 8000;
-    private static readonly Uri Stacks = new("api/threadpool/stacks", UriKind.Relative);
+    private const string CaptureLogged = "Stack capture (starvation)";
 
     [Fact]
-    public async Task AutomaticCapture_UnderTaskWait_IsServedByGet_AndPostTakesAnother_BothNamingTaskWait()
+    public async Task AutomaticCapture_IsLoggedWhileThePoolIsStillStarved_UnderTaskSleepWait()
     {
-        await using var server = await BlockedServer.StartAsync();
-        // Reading a capture is a control as much as taking one: every request carries the header.
-        using var client = new HttpClient { BaseAddress = server.Server.BaseAddress, Timeout = TimeSpan.FromSeconds(2) };
-        client.DefaultRequestHeaders.Add(ControlGate.HeaderName, "1");
-        using var before = await client.GetAsync(Stacks).DefaultTimeout();
-        // Each request is sent again as it ends: the capture POSTed once the GET is answered must find the requests parked
-        // however late the starved server answers (the poll allows 15 s, one request lasts 8 s), not only if it beats the hold.
-        server.Loop("taskwait", HeldRequests, HoldMs);
+        var run = await runs.RunAsync(RunPlan.TaskSleepWait);
 
-        // Cooperative blocking lets the pool recover within seconds, while the first requests are still held.
-        var automatic = await PollLatestAsync(client, server, TimeSpan.FromSeconds(15));
-        using var post = await client.PostAsync(Stacks, content: null).TimeoutAfter(TimeSpan.FromSeconds(10));
-        var requested = await post.Content.ReadFromJsonAsync<StackCaptureResult>().DefaultTimeout();
+        var line = run.LogLines(CaptureLogged) is [var first, ..] ? first : null;
+        var samples = run.Record<StreamRecord>(s => s.Source == StreamSource.LivePage).Arrivals;
+        var next = line?.At is { } at ? samples.FirstOrDefault(s => s.TakenAt >= at) : null;
 
-        Assert.Equal(HttpStatusCode.NotFound, before.StatusCode);
-        Assert.Equal(StackCaptureService.StarvationTrigger, automatic.Trigger);
-        AssertNames(automatic, "taskwait", BlockingKind.TaskWait);
-        Assert.Contains(server.Server.Output.Split('\n'), line => line.Contains("Stack capture (starvation)", StringComparison.Ordinal)
-            && line.Contains("serving GET /api/diagscenario/taskwait", StringComparison.Ordinal));
-        Assert.Equal(HttpStatusCode.OK, post.StatusCode);
-        Assert.Equal(StackCaptureService.RequestTrigger, requested!.Trigger);
-        AssertNames(requested, "taskwait", BlockingKind.TaskWait);
-    }
-
-    [Fact]
-    public async Task AutomaticCapture_UnderTaskSleepWait_IsLoggedWhileThePoolIsStillStarved()
-    {
-        await using var server = await BlockedServer.StartAsync();
-        var held = Stopwatch.StartNew();
-        server.Hold("tasksleepwait", HeldRequests, HoldMs);
-
-        // No request can finish before HoldMs, and with two threads injected a second the pool stays starved all along:
-        // a capture logged before then was taken and analysed in the starved process, off its pool.
-        string? line = null;
-        while (held.Elapsed < TimeSpan.FromMilliseconds(HoldMs) && line is null)
-        {
-            await Task.Delay(100);
-            line = server.Server.Output.Split('\n').FirstOrDefault(l => l.Contains("Stack capture (starvation)", StringComparison.Ordinal));
-        }
-
-        output.WriteLine($"after {held.Elapsed.TotalSeconds:0.0} s: {line}");
+        output.WriteLine($"{run}\n{line}\nthe next sample, at {next?.TakenAt:HH:mm:ss.fff}: starved {next?.Starved}");
         Assert.NotNull(line);
         // The app labels the threads its requests hold: the route is named whether the JIT kept the action's frame or not.
-        Assert.Contains("serving GET /api/diagscenario/tasksleepwait", line, StringComparison.Ordinal);
-        Assert.Contains("Thread.Sleep", line, StringComparison.Ordinal);
-        Assert.Contains("Fix: await the task", line, StringComparison.Ordinal);
-        Assert.Matches(StarvationWarning(), server.Server.Output);
+        Assert.Contains("serving GET /api/diagscenario/tasksleepwait", line.Text, StringComparison.Ordinal);
+        Assert.Contains("Thread.Sleep", line.Text, StringComparison.Ordinal);
+        Assert.Contains("Fix: await the task", line.Text, StringComparison.Ordinal);
+        // Taken and analysed in the starved process, off its pool: the detector's next second still says starved.
+        Assert.NotNull(next);
+        Assert.True(next.Starved, $"the sample after the capture's log line was not starved: {next.Sample}");
     }
 
-    private async Task<StackCaptureResult> PollLatestAsync(HttpClient client, BlockedServer server, TimeSpan within)
+    [Theory]
+    [InlineData("taskwait", BlockingKind.TaskWait)]
+    [InlineData("tasksleepwait", BlockingKind.Sleep)]
+    public async Task AutomaticCapture_IsServedByGetStacks_NamingTheAction(string scenario, BlockingKind blocking)
     {
-        var started = Stopwatch.StartNew();
-        while (true)
-        {
-            try
-            {
-                using var response = await client.GetAsync(Stacks);
-                if (response.StatusCode == HttpStatusCode.OK)
-                {
-                    var result = (await response.Content.ReadFromJsonAsync<StackCaptureResult>())!;
-                    output.WriteLine($"GET answered a capture after {started.Elapsed.TotalSeconds:0.0} s");
-                    return result;
-                }
-            }
-            catch (TaskCanceledException)
-            {
-                // A starved server answers late: ask again.
-            }
+        var run = await runs.RunAsync(RunPlan.Named(scenario));
 
-            Assert.True(started.Elapsed < within, $"no capture served within {within}:\n{server.Server.Output}");
-            await Task.Delay(250);
-        }
+        var stacks = run.Record<StacksRecord>();
+
+        var automatic = stacks.Served.FirstOrDefault(c => c.Trigger == StackCaptureService.StarvationTrigger);
+
+        output.WriteLine($"{run}\nserved: {string.Join(", ", stacks.Served.Select(c => $"{c.Trigger} at {c.RequestedAt:HH:mm:ss.fff}"))}");
+        Assert.True(automatic is not null, $"GET /api/threadpool/stacks never served a capture the detector took; it last answered {(int)stacks.LastStatus}: {stacks.LastBody}");
+        AssertNames(automatic, scenario, blocking);
+    }
+
+    [Fact]
+    public async Task CaptureOnRequest_IsTakenThen_AndFindsNothingParked_OnceTheTaskWaitLoadIsOver()
+    {
+        var run = await runs.RunAsync(RunPlan.TaskWait);
+
+        var stacks = run.Record<StacksRecord>();
+        var posted = stacks.Posted;
+
+        output.WriteLine($"{run}\nserved: {string.Join(", ", stacks.Served.Select(c => $"{c.Trigger} at {c.RequestedAt:HH:mm:ss.fff}"))}"
+            + $"\nPOST sent at {posted?.SentAt:HH:mm:ss.fff}, answered {(int?)posted?.Status} in {posted?.AnsweredIn.TotalMilliseconds:0} ms: "
+            + $"{posted?.Capture?.Trigger} at {posted?.Capture?.RequestedAt:HH:mm:ss.fff}, top site {posted?.Capture?.Snapshot?.TopBlockedPoolSite()?.Describe(posted.Capture.Snapshot.PoolThreadCount) ?? "none"}");
+        Assert.NotNull(posted);
+        Assert.True(posted.Status == HttpStatusCode.OK, $"POST /api/threadpool/stacks answered {(int)posted.Status}: {posted.Body}");
+        // A capture of now, not the detector's of the starvation a moment ago (which GET served, naming TaskWait).
+        Assert.Equal(StackCaptureService.RequestTrigger, posted.Capture!.Trigger);
+        Assert.True(posted.Capture.RequestedAt >= posted.SentAt, $"the capture answered was asked for at {posted.Capture.RequestedAt:HH:mm:ss.fff}, before the POST");
+        Assert.NotNull(posted.Capture.Snapshot);
+        Assert.DoesNotContain(posted.Capture.Snapshot.BlockedPoolSites, site => site.Blocking.Kind == BlockingKind.TaskWait);
     }
 
     private void AssertNames(StackCaptureResult capture, string scenario, BlockingKind blocking)
     {
         Assert.NotNull(capture.Snapshot);
         var top = capture.Snapshot.TopBlockedPoolSite();
-        output.WriteLine($"{capture.Trigger}: {top?.Describe(capture.Snapshot.PoolThreadCount)} ({capture.Snapshot.CaptureMs} + {capture.Snapshot.AnalysisMs} ms)");
+        output.WriteLine($"{capture.Trigger} at {capture.RequestedAt:HH:mm:ss.fff}: {top?.Describe(capture.Snapshot.PoolThreadCount)} ({capture.Snapshot.CaptureMs} + {capture.Snapshot.AnalysisMs} ms)");
         Assert.NotNull(top);
         var expected = CatalogueData.Find(ScenarioCatalogue.Mock, scenario);
         Assert.True(top.InlinedInto is not null || BlockedStacks.NamesLine(top.AppFrames, expected.Action), $"the top site neither says the JIT inlined the action nor carries a line of {expected.Action}'s body");
         Assert.Contains($"serving GET {expected.Route} ", top.RequestsSeen, StringComparison.Ordinal);
         Assert.Equal(blocking, top.Blocking.Kind);
-        Assert.True(top.Threads >= 2, $"expected the held requests to park at least the pool's two starting threads, got {top.Threads}");
+        Assert.True(top.Threads >= 2, $"expected the load to park at least the pool's two starting threads, got {top.Threads}");
     }
-
-    [GeneratedRegex("Thread-pool starvation: a queued work item waited")]
-    private static partial Regex StarvationWarning();
 }

@@ -1,4 +1,3 @@
-using DiagnosticScenarios.LoadRunner.Load;
 using DiagnosticScenarios.LoadRunner.Server;
 using DiagnosticScenarios.Tests.Load;
 
@@ -12,32 +11,27 @@ internal static class HealthApp
 {
     private static readonly TimeSpan StartTimeout = TimeSpan.FromSeconds(60);
 
-    public static Task<ServerProcess> StartAsync() => ServerProcess.StartAsync(new ServerOptions
+    /// <param name="environment">More environment variables for the server, over the ones set here.</param>
+    public static Task<ServerProcess> StartAsync(IReadOnlyDictionary<string, string>? environment = null)
     {
-        AppPath = LoadExperiment.AppPath,
-        ContentRoot = RepositoryPaths.AppProject,
-        Environment = "Development",
-        ExtraEnvironment = new Dictionary<string, string>
+        var variables = new Dictionary<string, string>
         {
             ["Logging__Console__FormatterName"] = "simple",
             ["Logging__Console__FormatterOptions__SingleLine"] = "true",
-        },
-    }).WaitAsync(StartTimeout);
+        };
+        foreach (var (key, value) in environment ?? new Dictionary<string, string>())
+        {
+            variables[key] = value;
+        }
+
+        return ServerProcess.StartAsync(new ServerOptions
+        {
+            AppPath = LoadExperiment.AppPath,
+            ContentRoot = RepositoryPaths.AppProject,
+            Environment = "Development",
+            ExtraEnvironment = variables,
+        }).WaitAsync(StartTimeout);
+    }
 
     public static HttpClient CreateClient(this ServerProcess app) => new() { BaseAddress = app.BaseAddress, Timeout = TimeSpan.FromSeconds(30) };
-
-    /// <summary>
-    /// A closed-loop load from the test process, bounded in requests and time; the assertions read the server's own figures.
-    /// It ends at its duration, abandoning the requests still in flight: a starved server would otherwise hold the test
-    /// until they time out, and the server's own figures are what the tests read.
-    /// </summary>
-    public static Task<LoadReport> LoadAsync(this ServerProcess app, string path, int connections, TimeSpan duration, long maxRequests) =>
-        LoadGenerator.RunAsync(new LoadOptions
-        {
-            Url = new Uri(app.BaseAddress, path),
-            Connections = connections,
-            Duration = duration,
-            Requests = maxRequests,
-            DrainInFlight = false,
-        }).WaitAsync(duration + TimeSpan.FromSeconds(60));
 }

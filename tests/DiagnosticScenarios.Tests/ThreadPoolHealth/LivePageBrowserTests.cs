@@ -1,117 +1,185 @@
-using System.Diagnostics;
 using System.Globalization;
 using DiagnosticScenarios.Tests.Load;
-using OpenQA.Selenium;
-using OpenQA.Selenium.Chrome;
-using OpenQA.Selenium.Support.UI;
+using DiagnosticScenarios.Tests.Observed;
 using Xunit.Abstractions;
 
 namespace DiagnosticScenarios.Tests.ThreadPoolHealth;
 
 /// <summary>
-/// The live page in Debian's headless Chromium, driven by chromium-driver. The app runs in its own process,
-/// so the load the page starts (through the runner, a third process) starves that server and not this test.
+/// The live page in Debian's headless Chromium on a high-DPI screen, open through the shared observed runs: it started
+/// each run's load with its own button, and what it showed and measured is read from it (see <see cref="BrowserObserver"/>).
+/// Its lag is set beside the lag of the same samples read through the app's own Kestrel, as a page served through the pool
+/// would read them.
 /// </summary>
 [Collection(LoadCollectionDefinition.Name)]
 [Trait(TestCategory.Name, TestCategory.Load)]
-public sealed class LivePageBrowserTests(ITestOutputHelper output)
+public sealed class LivePageBrowserTests(ObservedRuns runs, ITestOutputHelper output)
 {
+    /// <summary>A sample is taken once a second: a page that shows each within about a second is live.</summary>
+    private static readonly TimeSpan PageLagBound = TimeSpan.FromSeconds(1.5);
+
+    /// <summary>Through the starved pool a sample waits behind the queued requests: seconds, not milliseconds.</summary>
+    private static readonly TimeSpan KestrelLagFloor = TimeSpan.FromSeconds(2);
+
+    private const double KestrelLagAtLeastTimesThePages = 3;
+
+    /// <summary>A reloaded page has its history back, and a new sample on it, within a few seconds.</summary>
+    private static readonly TimeSpan ReloadBound = TimeSpan.FromSeconds(3);
+
+    private const string StartedByThePage = "the page's Start load button";
+
     [ChromiumFact]
-    public async Task LivePage_ShowsThreadsRisingAndQueueDelayOverThreshold_WhenLoadingTaskWait()
+    public Task LivePage_ReceivesEachSampleWithinASecond_WhileKestrelsStreamLagsBySeconds_UnderTaskWait() => AssertLiveAsync(RunPlan.TaskWait);
+
+    [ChromiumFact]
+    public Task LivePage_ReceivesEachSampleWithinASecond_WhileKestrelsStreamLagsBySeconds_UnderTaskSleepWait() => AssertLiveAsync(RunPlan.TaskSleepWait);
+
+    [ChromiumFact]
+    public Task LivePage_ReloadedMidStarvation_HasItsChartsBackWithinAFewSeconds_UnderTaskWait() => AssertReloadAsync(RunPlan.TaskWait);
+
+    [ChromiumFact]
+    public Task LivePage_ReloadedMidStarvation_HasItsChartsBackWithinAFewSeconds_UnderTaskSleepWait() => AssertReloadAsync(RunPlan.TaskSleepWait);
+
+    [ChromiumFact]
+    public async Task LivePage_ShowsThreadsRisingAndStarvation_WhenItsButtonLoadsTaskWait()
     {
-        var clock = Stopwatch.StartNew();
-        await using var app = await HealthApp.StartAsync();
-        var profile = Directory.CreateTempSubdirectory("diagnosticscenarios-chromium-");
-        using var driver = StartChromium(profile.FullName);
-        var wait = new WebDriverWait(driver, TimeSpan.FromSeconds(30)) { PollingInterval = TimeSpan.FromMilliseconds(250) };
-        try
+        var run = await runs.RunAsync(RunPlan.TaskWait);
+
+        var page = run.Record<BrowserRecord>();
+
+        output.WriteLine($"{run}\npeak threads {page.BeforeLoad.PeakThreads} before the load, {page.End.PeakThreads} after; {page.End.StarvedSeconds} starved seconds shown");
+        Assert.Equal(StartedByThePage, run.LoadStartedBy);
+        Assert.Equal(run.Plan.Scenario, run.Load.GetProperty("scenario").GetString());
+        Assert.Equal(RunPlan.Connections, run.Load.GetProperty("connections").GetInt32());
+        Assert.True(page.End.PeakThreads >= page.BeforeLoad.PeakThreads + 10, $"threads went from {page.BeforeLoad.PeakThreads} to {page.End.PeakThreads}");
+        Assert.True(page.End.StarvedSeconds >= 1, "the page never showed a starved second");
+    }
+
+    [ChromiumFact]
+    public async Task LivePage_ShowsNoStarvation_UnderTaskAsyncWait()
+    {
+        var run = await runs.RunAsync(RunPlan.TaskAsyncWait);
+
+        var page = run.Record<BrowserRecord>();
+
+        output.WriteLine($"{run}\npeak threads {page.End.PeakThreads}; {page.End.StarvedSeconds} starved seconds shown; {page.End.Samples} samples");
+        Assert.Equal(StartedByThePage, run.LoadStartedBy);
+        Assert.Equal(0, page.End.StarvedSeconds);
+        Assert.Null(page.Reload);
+    }
+
+    [ChromiumFact]
+    public async Task LivePage_ShowsTheRunnersOwnFigures_WhenTheLoadRunEnds()
+    {
+        var run = await runs.RunAsync(RunPlan.TaskWait);
+
+        var page = run.Record<BrowserRecord>().End;
+        var result = run.Load.GetProperty("result");
+        var latency = result.GetProperty("latency");
+        var failures = result.GetProperty("failures").GetInt64();
+
+        output.WriteLine($"{run}\n{page.LoadStatus}\n{string.Join(", ", page.LoadFields.Select(f => $"{f.Key}: {f.Value}"))}\nthe runner: {result}");
+        Assert.Equal("ended", page.LoadState);
+        Assert.True(page.LoadResultShown, page.LoadStatus);
+        Assert.Equal(result.GetProperty("requestsPerSecond").GetDouble().ToString("0.0", CultureInfo.InvariantCulture), page.LoadFields["requestsPerSecond"]);
+        Assert.Equal($"{Whole(latency.GetProperty("average").GetDouble())} ms", page.LoadFields["latencyAverageMs"]);
+        Assert.Equal($"{Whole(latency.GetProperty("p99").GetDouble())} ms", page.LoadFields["latencyP99Ms"]);
+        Assert.Equal(failures == 0 ? "0" : $"{Whole(failures)} ({Whole(result.GetProperty("timeouts").GetInt64())} timed out)", page.LoadFields["failures"]);
+        Assert.Equal($"{Whole(result.GetProperty("completed").GetInt64())} of {Whole(result.GetProperty("sent").GetInt64())}", page.LoadFields["completed"]);
+    }
+
+    [ChromiumFact]
+    public async Task LivePage_SavesTheChartsAsASlideSizedPng_WithTheStarvationAndTheLoadOnThem()
+    {
+        var run = await runs.RunAsync(RunPlan.TaskWait);
+
+        var export = run.Record<BrowserRecord>().Export;
+        var image = PngImage.Read(export.Bytes);
+        // The first cell of the slide's grid holds the thread chart.
+        var threadLine = image.Count(30, 100, 460, 470, (0x25, 0x63, 0xEB));
+        var starvedShade = image.Count(0, 0, image.Width, image.Height, (250, 225, 225));
+        var loadStart = image.Count(0, 0, image.Width, image.Height, (0x16, 0xA3, 0x4A), tolerance: 0);
+
+        output.WriteLine($"{run}\n{export.Entry}: thread-line pixels {threadLine}, starved shading {starvedShade}, load-start mark {loadStart}");
+        Assert.Equal((1920, 1080), (image.Width, image.Height));
+        Assert.Equal((image.Width, image.Height, (long)export.Bytes.Length), (export.Entry.Width, export.Entry.Height, export.Entry.Bytes));
+        Assert.EndsWith(".png", export.Entry.Name, StringComparison.Ordinal);
+        Assert.True(threadLine > 300, $"the thread chart's line has {threadLine} pixels");
+        Assert.True(starvedShade > 1000, $"the starved seconds' shading has {starvedShade} pixels");
+        Assert.True(loadStart > 100, $"the load's start mark has {loadStart} pixels");
+    }
+
+    [ChromiumFact]
+    public async Task LivePage_DrawsEveryChartAtTheScreensPixelRatio()
+    {
+        var run = await runs.RunAsync(RunPlan.TaskWait);
+
+        var page = run.Record<BrowserRecord>().End;
+
+        output.WriteLine($"pixel ratio {page.PixelRatio}: {string.Join("; ", page.Canvases)}");
+        Assert.Equal(SharedBrowser.PixelRatio, page.PixelRatio);
+        Assert.Equal(7, page.Canvases.Count);
+        Assert.All(page.Canvases, c =>
         {
-            // Arrange: the page is up and its charts are being fed.
-            await driver.Navigate().GoToUrlAsync(app.BaseAddress.ToString()).WaitAsync(TimeSpan.FromSeconds(30));
-            wait.Until(d => Number(d, "samples") >= 3);
-            var idleThreads = Number(driver, "peakThreads");
-            var drawnPixels = Convert.ToInt64(((IJavaScriptExecutor)driver).ExecuteScript(
-                "const c = document.getElementById('chart-threads'); const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;" +
-                "let n = 0; for (let i = 3; i < d.length; i += 4) { if (d[i] > 0) n++; } return n;"), CultureInfo.InvariantCulture);
-
-            // Act: start a load on taskwait from the page.
-            driver.FindElement(By.Id("load-scenario")).SendKeys("diagscenario/taskwait");
-            // The page's figures reach it through the starved server: a sample waits behind the requests queued before it,
-            // so forty connections show the rise 2.6 to 3.1 s after the load starts (three runs), where 125 took 9 to 13 s.
-            SetValue(driver, "load-connections", "40");
-            SetValue(driver, "load-duration", "40");
-            driver.FindElement(By.Id("load-start")).Click();
-            Assert.Equal("diagscenario/taskwait", driver.FindElement(By.Id("load-scenario")).GetDomProperty("value"));
-            wait.Until(d => d.FindElement(By.Id("load-status")).Text.StartsWith("202", StringComparison.Ordinal));
-            var loadStartedAt = clock.Elapsed;
-            var threshold = Number(driver, "thresholdMs");
-            TimeSpan? threadsRoseAt = null;
-            TimeSpan? delayCrossedAt = null;
-            var starvedWait = new WebDriverWait(driver, TimeSpan.FromSeconds(60)) { PollingInterval = TimeSpan.FromMilliseconds(500) };
-            try
-            {
-                starvedWait.Until(d =>
-                {
-                    threadsRoseAt ??= Number(d, "peakThreads") >= idleThreads + 10 ? clock.Elapsed : null;
-                    delayCrossedAt ??= Number(d, "peakQueueDelayMs") > threshold ? clock.Elapsed : null;
-                    return threadsRoseAt is not null && delayCrossedAt is not null;
-                });
-            }
-            catch (WebDriverTimeoutException)
-            {
-                // The assertions below say which of the two the page never showed, with its figures.
-            }
-            output.WriteLine($"load started at {loadStartedAt.TotalSeconds:0.0} s; the page showed threads rising at {threadsRoseAt?.TotalSeconds:0.0} s, queue delay over {threshold} ms at {delayCrossedAt?.TotalSeconds:0.0} s");
-            SaveScreenshot(driver);
-
-            // Assert
-            Assert.True(drawnPixels > 500, $"the thread chart drew {drawnPixels} pixels before the load");
-            Assert.True(Number(driver, "peakThreads") >= idleThreads + 10, $"threads went from {idleThreads} to {Number(driver, "peakThreads")}");
-            Assert.True(Number(driver, "peakQueueDelayMs") > threshold, $"queue delay peaked at {Number(driver, "peakQueueDelayMs")} ms, threshold {threshold} ms");
-            Assert.Contains("/api/diagscenario/taskwait", driver.FindElement(By.Id("endpoints")).Text, StringComparison.Ordinal);
-        }
-        finally
-        {
-            driver.FindElement(By.Id("load-stop")).Click();
-            driver.Quit();
-            profile.Delete(recursive: true);
-        }
+            Assert.True(c.CssWidth > 0 && c.CssHeight > 0, c.ToString());
+            Assert.Equal(((int)Math.Round(c.CssWidth * SharedBrowser.PixelRatio), (int)Math.Round(c.CssHeight * SharedBrowser.PixelRatio)), (c.Width, c.Height));
+        });
     }
 
-    private static ChromeDriver StartChromium(string profile)
+    [ChromiumFact]
+    public async Task LivePage_SaysItIsServedOffThePool_WhenOpenedOnItsOwnServer()
     {
-        var chromium = Chromium.Browser ?? throw new InvalidOperationException(ChromiumFactAttribute.Install);
-        var chromeDriver = Chromium.Driver ?? throw new InvalidOperationException(ChromiumFactAttribute.Install);
-        var options = new ChromeOptions { BinaryLocation = chromium };
-        options.AddArguments(
-            "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-            "--disable-background-networking", "--disable-component-update", "--disable-sync",
-            "--window-size=1280,1600", $"--user-data-dir={profile}");
-        var service = ChromeDriverService.CreateDefaultService(Path.GetDirectoryName(chromeDriver)!, Path.GetFileName(chromeDriver));
-        service.HideCommandPromptWindow = true;
-        return new ChromeDriver(service, options, TimeSpan.FromSeconds(60));
+        var run = await runs.RunAsync(RunPlan.TaskWait);
+
+        var page = run.Record<BrowserRecord>().End;
+
+        output.WriteLine(page.ServedText);
+        Assert.Equal("off-the-pool", page.Served);
     }
 
-    // The page writes its figures to data- attributes on <body> (see wwwroot/app.js).
-    private static double Number(IWebDriver driver, string name) =>
-        double.TryParse(driver.FindElement(By.TagName("body")).GetDomAttribute($"data-{Kebab(name)}"), NumberStyles.Float, CultureInfo.InvariantCulture, out var value) ? value : 0;
-
-    private static string Kebab(string name) =>
-        string.Concat(name.Select(c => char.IsUpper(c) ? "-" + char.ToLowerInvariant(c) : c.ToString()));
-
-    private static void SetValue(ChromeDriver driver, string id, string value)
+    private async Task AssertLiveAsync(RunPlan plan)
     {
-        var input = driver.FindElement(By.Id(id));
-        input.Clear();
-        input.SendKeys(value);
+        var run = await runs.RunAsync(plan);
+
+        var page = run.Record<BrowserRecord>();
+        var kestrel = run.Record<StreamRecord>(s => s.Source == StreamSource.App);
+        var underLoad = run.SamplesUnderLoad();
+        // Samples taken while the page reloaded reach the new page with its history, not live: the reload's own test.
+        var reloading = page.Reload is { } reload ? (From: reload.At - TimeSpan.FromSeconds(1), To: reload.StreamOpenedAt) : default;
+        var expected = underLoad.Where(s => s.TakenAt < reloading.From || s.TakenAt > reloading.To).ToList();
+        var live = page.Arrivals.Where(a => a.Live).ToDictionary(a => a.Sequence);
+        var missing = expected.Where(s => !live.ContainsKey(s.Sequence)).Select(s => s.Sequence).ToList();
+        var pageLags = expected.Where(s => live.ContainsKey(s.Sequence)).Select(s => live[s.Sequence].Lag).ToList();
+        var kestrelLags = underLoad.Select(s => kestrel.LagOf(s.Sequence, s.TakenAt)).ToList();
+        var pageP95 = Percentile.Of(pageLags, 0.95);
+        var kestrelP95 = Percentile.Of(kestrelLags.Select(k => k.Lag), 0.95);
+
+        output.WriteLine($"{run}\n{underLoad.Count} samples under load, {underLoad.Count(s => s.Starved)} starved"
+            + $"\nthe page (its own server): {Percentile.Describe(pageLags)}"
+            + $"\nthe app's Kestrel stream: {Percentile.Describe([.. kestrelLags.Select(k => k.Lag)])}, {kestrelLags.Count(k => !k.Arrived)} never arrived before the stop (counted with their wait so far)"
+            + $"\nKestrel's p95 is {kestrelP95 / (pageP95 > TimeSpan.Zero ? pageP95 : TimeSpan.FromMilliseconds(1)):0.0}× the page's");
+        Assert.True(underLoad.Count >= run.SecondsUnderLoad - 1, $"the live page's server streamed {underLoad.Count} samples taken in the load's {run.SecondsUnderLoad} s");
+        Assert.Contains(underLoad, s => s.Starved);
+        Assert.True(missing.Count == 0, $"samples {string.Join(", ", missing)} never reached the open page live");
+        Assert.True(pageP95 <= PageLagBound, $"the page received samples {pageP95.TotalMilliseconds:0} ms after they were taken at p95");
+        Assert.True(kestrelP95 >= KestrelLagFloor, $"through Kestrel the samples lagged only {kestrelP95.TotalMilliseconds:0} ms at p95: the pool was not starved enough to show the difference");
+        Assert.True(kestrelP95 >= pageP95 * KestrelLagAtLeastTimesThePages, $"Kestrel's p95 {kestrelP95.TotalMilliseconds:0} ms is not {KestrelLagAtLeastTimesThePages}× the page's {pageP95.TotalMilliseconds:0} ms");
     }
 
-    /// <summary>A picture of the starved page for a person to look at (the test's artifacts folder); nothing asserts on it.</summary>
-    private static void SaveScreenshot(ChromeDriver driver)
+    private async Task AssertReloadAsync(RunPlan plan)
     {
-        var directory = Path.Combine(AppContext.BaseDirectory, "artifacts");
-        Directory.CreateDirectory(directory);
-        var path = Path.Combine(directory, "thread-pool-page-taskwait.png");
-        driver.GetScreenshot().SaveAsFile(path);
+        var run = await runs.RunAsync(plan);
+
+        var reload = run.Record<BrowserRecord>().Reload;
+        var samples = run.Record<StreamRecord>(s => s.Source == StreamSource.LivePage).Arrivals;
+        var atReload = reload is null ? null : samples.FirstOrDefault(s => s.TakenAt >= reload.At);
+
+        output.WriteLine($"{run}\n{reload}\nthe sample after the reload: starved {atReload?.Starved}");
+        Assert.True(reload is not null, "the page never showed starvation, so it was never reloaded");
+        Assert.True(atReload?.Starved, $"the pool was no longer starved when the page was reloaded: {atReload?.Sample}");
+        Assert.True(reload.HistoryBackAfter <= ReloadBound, $"the reloaded page had drawn its {reload.SamplesBefore} samples again after {reload.HistoryBackAfter?.TotalMilliseconds:0} ms (null: never)");
+        Assert.True(reload.LiveAgainAfter <= ReloadBound + TimeSpan.FromSeconds(1), $"the reloaded page drew a new sample after {reload.LiveAgainAfter?.TotalMilliseconds:0} ms (null: never)");
     }
+
+    private static string Whole(double value) => Math.Round(value, MidpointRounding.AwayFromZero).ToString("#,0", CultureInfo.InvariantCulture);
 }

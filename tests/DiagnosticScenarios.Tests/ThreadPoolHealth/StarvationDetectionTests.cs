@@ -1,86 +1,74 @@
-using System.Diagnostics;
-using System.Net.Http.Json;
-using System.Text.Json;
 using DiagnosticScenarios.Tests.Load;
+using DiagnosticScenarios.Tests.Observed;
 using Xunit.Abstractions;
 
 namespace DiagnosticScenarios.Tests.ThreadPoolHealth;
 
-/// <summary>The detector against a real, starved server in its own process (two processors, fresh pool per test).</summary>
+/// <summary>
+/// The detector on the shared observed runs (a fresh server per scenario, two processors, 125 connections from the app's
+/// runner): how the runtime grew the pool, as the monitor counts it; the warning the detector logs; and the healthy
+/// control, where nothing fires.
+/// </summary>
 [Collection(LoadCollectionDefinition.Name)]
 [Trait(TestCategory.Name, TestCategory.Load)]
-public sealed class StarvationDetectionTests(ITestOutputHelper output)
+public sealed class StarvationDetectionTests(ObservedRuns runs, ITestOutputHelper output)
 {
-    private static readonly TimeSpan Timeout = TimeSpan.FromSeconds(60);
-    private static readonly TimeSpan LoadDuration = TimeSpan.FromSeconds(2);
-
-    // Each tasksleepwait request keeps its thread until the pool has grown past the number of requests held, and the pool
-    // grows by starvation injection alone (about two threads a second): the server stays starved for about connections / 2
-    // seconds, long after the load ends. Twenty connections starve it for 8 to 11 seconds (measured beside the assertion);
-    // sixty kept it, and this test, waiting for half a minute.
-    private const int SleepWaitConnections = 20;
+    private const string StarvationWarning = "Thread-pool starvation:";
 
     [Fact]
-    public async Task TaskWait_IsCountedAsCooperativeBlocking_AndNamedInTheStarvationWarning()
+    public async Task Monitor_CountsCooperativeBlockingInjections_UnderTaskWait()
     {
-        await using var app = await HealthApp.StartAsync();
-        using var client = app.CreateClient();
+        var run = await runs.RunAsync(RunPlan.TaskWait);
 
-        var clock = Stopwatch.StartNew();
-        await app.LoadAsync("/api/diagscenario/taskwait", connections: 60, LoadDuration, maxRequests: 3000);
-        var loaded = clock.Elapsed;
-        var snapshot = await client.GetFromJsonAsync<JsonElement>(new Uri("/api/threadpool", UriKind.Relative)).WaitAsync(Timeout);
-        output.WriteLine($"load {loaded.TotalSeconds:0.0} s, snapshot at {clock.Elapsed.TotalSeconds:0.0} s; warnings: "
-            + string.Join(" | ", app.Output.Split('\n').Where(l => l.Contains("Thread-pool starvation", StringComparison.Ordinal))));
+        var monitor = run.Record<MonitorRecord>();
 
-        Assert.True(snapshot.GetProperty("injections").GetProperty("cooperativeBlocking").GetInt64() > 0, snapshot.GetProperty("injections").ToString());
-        Assert.Contains(app.Output.Split('\n'), line => line.Contains("Thread-pool starvation", StringComparison.Ordinal)
-            && line.Contains("Top thread holders: /api/diagscenario/taskwait", StringComparison.Ordinal));
+        output.WriteLine($"{run}\ninjections: {monitor.Last.GetProperty("injections")}");
+        Assert.True(monitor.Injections("cooperativeBlocking") > 0, monitor.Last.GetProperty("injections").ToString());
     }
 
     [Fact]
-    public async Task TaskSleepWait_IsCountedAsStarvation_AndTheStreamHasNoHolesWhileStarved()
+    public async Task Monitor_CountsStarvationInjectionsAndNoCooperativeOnes_UnderTaskSleepWait()
     {
-        await using var app = await HealthApp.StartAsync();
-        using var client = app.CreateClient();
+        var run = await runs.RunAsync(RunPlan.TaskSleepWait);
 
-        var clock = Stopwatch.StartNew();
-        await app.LoadAsync("/api/diagscenario/tasksleepwait", SleepWaitConnections, LoadDuration, maxRequests: 3000);
-        var loaded = clock.Elapsed;
-        var snapshot = await client.GetFromJsonAsync<JsonElement>(new Uri("/api/threadpool", UriKind.Relative)).WaitAsync(Timeout);
-        var answered = clock.Elapsed;
-        var samples = await ReadSamplesAsync(client, afterSequence: 0, until: s => s.GetProperty("unixTimeMs").GetInt64() >= DateTimeOffset.UtcNow.ToUnixTimeMilliseconds() - 1500);
-        output.WriteLine($"load {loaded.TotalSeconds:0.0} s, snapshot at {answered.TotalSeconds:0.0} s, samples at {clock.Elapsed.TotalSeconds:0.0} s: "
-            + $"{samples.Count(s => s.GetProperty("starved").GetBoolean())} starved of {samples.Count}");
+        var monitor = run.Record<MonitorRecord>();
 
-        Assert.True(snapshot.GetProperty("injections").GetProperty("starvation").GetInt64() > 0, snapshot.GetProperty("injections").ToString());
-        var starved = samples.Where(s => s.GetProperty("starved").GetBoolean()).ToList();
-        // Six runs on 2 cores, 2 s and 4 s loads: 8, 9, 9, 10, 10, 11 starved seconds.
-        Assert.True(starved.Count >= 3, $"expected several starved seconds, got {starved.Count} of {samples.Count}");
-        var sequences = samples.Select(s => s.GetProperty("sequence").GetInt64()).ToList();
-        Assert.Equal(Enumerable.Range(1, sequences.Count).Select(i => (long)i), sequences);
-        var gaps = samples.Zip(samples.Skip(1), (a, b) => b.GetProperty("unixTimeMs").GetInt64() - a.GetProperty("unixTimeMs").GetInt64()).ToList();
-        Assert.True(gaps.Max() < 1600, $"the sampler skipped time while the pool was starved: gaps {string.Join(",", gaps)} ms");
+        // Thread.Sleep does not tell the pool it blocks: only the starvation heuristic (the gate thread) adds threads.
+        output.WriteLine($"{run}\ninjections: {monitor.Last.GetProperty("injections")}");
+        Assert.True(monitor.Injections("starvation") > 0, monitor.Last.GetProperty("injections").ToString());
+        Assert.Equal(0, monitor.Injections("cooperativeBlocking"));
     }
 
-    private static async Task<List<JsonElement>> ReadSamplesAsync(HttpClient client, long afterSequence, Func<JsonElement, bool> until)
+    [Theory]
+    [InlineData("taskwait")]
+    [InlineData("tasksleepwait")]
+    public async Task StarvationWarning_NamesTheLoadedEndpointAsTheTopHolder(string scenario)
     {
-        using var response = await client.GetAsync(new Uri($"/api/threadpool/stream?after={afterSequence}", UriKind.Relative), HttpCompletionOption.ResponseHeadersRead).WaitAsync(Timeout);
-        using var reader = new StreamReader(await response.Content.ReadAsStreamAsync().WaitAsync(Timeout));
-        var samples = new List<JsonElement>();
-        while (await reader.ReadLineAsync().WaitAsync(Timeout) is { } line)
-        {
-            if (line.StartsWith("data: ", StringComparison.Ordinal))
-            {
-                var sample = JsonSerializer.Deserialize<JsonElement>(line[6..]);
-                samples.Add(sample);
-                if (until(sample))
-                {
-                    break;
-                }
-            }
-        }
+        var run = await runs.RunAsync(RunPlan.Named(scenario));
 
-        return samples;
+        var warnings = run.LogLines(StarvationWarning);
+
+        output.WriteLine($"{run}\n{string.Join('\n', warnings)}");
+        Assert.NotEmpty(warnings);
+        Assert.Contains(warnings, line => line.Text.Contains($"Top thread holders: {run.Plan.Route} (", StringComparison.Ordinal));
+    }
+
+    [Fact]
+    public async Task NothingFires_UnderTaskAsyncWait()
+    {
+        var run = await runs.RunAsync(RunPlan.TaskAsyncWait);
+
+        var stream = run.Record<StreamRecord>(s => s.Source == StreamSource.LivePage);
+        var stacks = run.Record<StacksRecord>();
+        var monitor = run.Record<MonitorRecord>();
+
+        output.WriteLine($"{run}\n{stream.Live.Count} samples, starved {stream.Live.Count(s => s.Starved)}; stacks {(int)stacks.LastStatus}; injections {monitor.Last.GetProperty("injections")}");
+        // The control did load the app: 125 connections on a 500 ms query make about 250 requests a second.
+        Assert.True(run.Load.GetProperty("result").GetProperty("requestsPerSecond").GetDouble() > 100, run.Load.ToString());
+        Assert.DoesNotContain(stream.Live, s => s.Starved);
+        Assert.Empty(run.LogLines(StarvationWarning));
+        Assert.Empty(stacks.Served);
+        Assert.Equal(System.Net.HttpStatusCode.NotFound, stacks.LastStatus);
+        Assert.Equal(0, monitor.Injections("starvation"));
     }
 }

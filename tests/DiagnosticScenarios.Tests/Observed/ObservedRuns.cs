@@ -1,0 +1,246 @@
+using System.Diagnostics;
+using System.Globalization;
+using System.Net.Http.Json;
+using System.Text.Json;
+using DiagnosticScenarios.Controls;
+using DiagnosticScenarios.LoadRunner.Server;
+using DiagnosticScenarios.Tests.ThreadPoolHealth;
+
+namespace DiagnosticScenarios.Tests.Observed;
+
+/// <summary>
+/// The Load collection's shared observed runs. Each scenario runs at most once per test run, when a test first asks for it:
+/// a fresh server (two processors, a cold pool), its live page found as data, every observer attached before the load,
+/// the load started from the page's own Start load button (125 connections, from the app's runner child), and every
+/// record collected before the server goes. Test classes then assert each on their slice of the same runs: the suite pays
+/// for each starvation once.
+/// </summary>
+public sealed class ObservedRuns : IAsyncLifetime
+{
+    // Start, attach, a twenty-second load and its drain, and the stop, with room for a loaded machine.
+    private static readonly TimeSpan RunTimeout = TimeSpan.FromMinutes(3);
+    private static readonly TimeSpan RequestTimeout = TimeSpan.FromSeconds(10);
+
+    // A drained run ends a request timeout (60 s) after its duration at the very worst; a taskwait run drains in seconds.
+    private static readonly TimeSpan DrainPatience = TimeSpan.FromSeconds(45);
+
+    private readonly Dictionary<RunPlan, Task<ObservedRun>> _runs = [];
+    private readonly Lock _lock = new();
+    private Task<SharedBrowser>? _browser;
+
+    /// <summary>The plan's run: observed now if no test has asked for it yet, else the same run again.</summary>
+    internal Task<ObservedRun> RunAsync(RunPlan plan)
+    {
+        Task<ObservedRun> run;
+        lock (_lock)
+        {
+            if (!_runs.TryGetValue(plan, out run!))
+            {
+                run = ObserveAsync(plan);
+                _runs[plan] = run;
+            }
+        }
+
+        return run.TimeoutAfter(RunTimeout);
+    }
+
+    /// <summary>The browser the runs drive, for a page test of its own; started on first use.</summary>
+    internal Task<SharedBrowser> BrowserAsync()
+    {
+        lock (_lock)
+        {
+            return _browser ??= Task.Run(SharedBrowser.Start);
+        }
+    }
+
+    public Task InitializeAsync() => Task.CompletedTask;
+
+    public async Task DisposeAsync()
+    {
+        Task<SharedBrowser>? started;
+        lock (_lock)
+        {
+            started = _browser;
+        }
+
+        if (started is null)
+        {
+            return;
+        }
+
+        await ((Task)started).ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
+        if (started.IsCompletedSuccessfully)
+        {
+            (await started).Dispose();
+        }
+    }
+
+    private async Task<ObservedRun> ObserveAsync(RunPlan plan)
+    {
+        var clock = Stopwatch.StartNew();
+        var timings = new List<string>();
+        void Lap(string phase) => timings.Add(string.Create(CultureInfo.InvariantCulture, $"{phase} at {clock.Elapsed.TotalSeconds:0.0} s"));
+
+        // The browser starts beside the first server, never during a load.
+        var browser = SharedBrowser.Available ? BrowserAsync() : null;
+        await using var server = await HealthApp.StartAsync(LogLine.Environment);
+        using var client = new HttpClient { Timeout = RequestTimeout };
+        var page = await client.GetFromJsonAsync<JsonElement>(new Uri(server.BaseAddress, "api/threadpool/page")).DefaultTimeout();
+        var livePage = new Uri(page.GetProperty("livePage").GetString()
+            ?? throw new InvalidOperationException($"The app's live page is not listening: {page}\n{server.Output}"));
+        Lap("server up");
+
+        using var stopping = new CancellationTokenSource();
+        var context = new RunContext(plan, server, livePage, stopping.Token);
+        var failures = new List<string>();
+        SharedBrowser? started = null;
+        try
+        {
+            started = browser is null ? null : await browser.TimeoutAfter(TimeSpan.FromSeconds(60));
+        }
+        catch (Exception e)
+        {
+            // A browser that would not start fails the page's tests, not the run the others read.
+            failures.Add($"The browser did not start: {e}");
+        }
+
+        var observers = Observers(plan, started, failures);
+        var attached = await Task.WhenAll(observers.Select(o => AttachAsync(o, context)));
+        failures.AddRange(attached.Where(a => a.Failure is not null).Select(a => a.Failure!));
+        var observations = attached.Where(a => a.Observation is not null).Select(a => (a.Name, Observation: a.Observation!)).ToList();
+        Lap("observers attached");
+
+        string startedBy;
+        DateTimeOffset startedAt;
+        try
+        {
+            startedBy = observations.Select(o => o.Observation).OfType<ILoadStarter>().FirstOrDefault() is { } starter
+                ? await starter.StartLoadAsync(plan).TimeoutAfter(TimeSpan.FromSeconds(30))
+                : await PostLoadAsync(client, server, plan);
+            startedAt = (await CurrentLoadAsync(client, livePage)).GetProperty("startedAt").GetDateTimeOffset();
+            context.LoadHasStarted(startedAt);
+        }
+        catch (Exception e)
+        {
+            context.LoadNeverStarted(e);
+            await stopping.CancelAsync();
+            await Task.WhenAll(observations.Select(o => StopAsync(o.Name, o.Observation)));
+            throw;
+        }
+
+        Lap("load started");
+
+        if (plan.End == RunEnd.RunnerExits)
+        {
+            await WaitForTheRunnerAsync(client, livePage, plan);
+        }
+        else
+        {
+            // Physics sets this interval: the load's own duration, counted from when the runner started.
+            var left = startedAt + TimeSpan.FromSeconds(plan.LoadSeconds) - DateTimeOffset.UtcNow;
+            await Task.Delay(left > TimeSpan.Zero ? left : TimeSpan.Zero);
+        }
+
+        var stoppedAt = DateTimeOffset.UtcNow;
+        Lap("load over");
+        await stopping.CancelAsync();
+        var stopped = await Task.WhenAll(observations.Select(o => StopAsync(o.Name, o.Observation)));
+        failures.AddRange(stopped.OfType<string>());
+        var load = await CurrentLoadAsync(client, livePage);
+        var log = LogLine.Parse(server.Output);
+        Lap("observers stopped");
+
+        // Disposing the server (below) kills the runner with it when the run is still loading.
+        return new ObservedRun(plan, startedBy, startedAt, stoppedAt, load, log, [.. stopped.Where(r => r is not string)], failures, string.Join(", ", timings));
+    }
+
+    private static List<IRunObserver> Observers(RunPlan plan, SharedBrowser? browser, List<string> failures)
+    {
+        List<IRunObserver> observers =
+        [
+            new MonitorObserver(),
+            new StreamObserver(StreamSource.LivePage),
+            new StreamObserver(StreamSource.App),
+            new StacksObserver(),
+        ];
+        if (plan.RecordsMetrics)
+        {
+            observers.Add(new MetricsTraceObserver());
+        }
+
+        if (browser is not null)
+        {
+            observers.Add(new BrowserObserver(browser));
+        }
+        else if (!SharedBrowser.Available)
+        {
+            failures.Add($"The browser was not attached: {ChromiumFactAttribute.Install}.");
+        }
+
+        return observers;
+    }
+
+    private static async Task<(string Name, IObservation? Observation, string? Failure)> AttachAsync(IRunObserver observer, RunContext context)
+    {
+        try
+        {
+            return (observer.Name, await observer.AttachAsync(context).TimeoutAfter(TimeSpan.FromSeconds(60)), null);
+        }
+        catch (Exception e)
+        {
+            return (observer.Name, null, $"{observer.Name} could not attach: {e}");
+        }
+    }
+
+    // A record, or the failure as a string.
+    private static async Task<object> StopAsync(string name, IObservation observation)
+    {
+        try
+        {
+            return await observation.StopAsync().TimeoutAfter(TimeSpan.FromSeconds(60));
+        }
+        catch (Exception e)
+        {
+            return $"{name} failed: {e}";
+        }
+    }
+
+    // What the page's Start load button sends, for a run without a browser.
+    private static async Task<string> PostLoadAsync(HttpClient client, ServerProcess server, RunPlan plan)
+    {
+        using var request = new HttpRequestMessage(HttpMethod.Post, new Uri(server.BaseAddress,
+            $"api/threadpool/load?scenario={plan.Scenario}&connections={RunPlan.Connections}&durationSeconds={plan.LoadSeconds}"));
+        request.Headers.Add(ControlGate.HeaderName, "1");
+        using var response = await client.SendAsync(request).DefaultTimeout();
+        if (!response.IsSuccessStatusCode)
+        {
+            throw new InvalidOperationException($"POST /api/threadpool/load answered {(int)response.StatusCode}: {await response.Content.ReadAsStringAsync()}");
+        }
+
+        return "POST /api/threadpool/load (no browser)";
+    }
+
+    private static async Task<JsonElement> CurrentLoadAsync(HttpClient client, Uri livePage) =>
+        (await client.GetFromJsonAsync<JsonElement>(new Uri(livePage, "api/threadpool/load")).DefaultTimeout()).GetProperty("current");
+
+    // Read from the live page's server, which answers at once while the app's pool is starved.
+    private static async Task WaitForTheRunnerAsync(HttpClient client, Uri livePage, RunPlan plan)
+    {
+        var deadline = DateTime.UtcNow + TimeSpan.FromSeconds(plan.LoadSeconds) + DrainPatience;
+        while (true)
+        {
+            var run = await CurrentLoadAsync(client, livePage);
+            if (!run.GetProperty("running").GetBoolean())
+            {
+                return;
+            }
+
+            if (DateTime.UtcNow > deadline)
+            {
+                throw new TimeoutException($"The {plan} run was still running {DrainPatience.TotalSeconds:0} s after its duration: {run}");
+            }
+
+            await Task.Delay(250);
+        }
+    }
+}

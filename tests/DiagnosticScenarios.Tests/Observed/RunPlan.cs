@@ -1,0 +1,60 @@
+namespace DiagnosticScenarios.Tests.Observed;
+
+/// <summary>How an observed run ends.</summary>
+internal enum RunEnd
+{
+    /// <summary>The runner finishes its duration and drains its requests; the run ends when the app reports it ended.</summary>
+    RunnerExits,
+
+    /// <summary>
+    /// The run ends after the load's duration by disposing the server, which kills its runner child: the server would stay
+    /// starved for a minute after the load, and nothing more is learnt by waiting.
+    /// </summary>
+    ServerDisposed,
+}
+
+/// <summary>One scenario's observed run: the load the page starts, how long it lasts, how it ends and what else it records.</summary>
+/// <param name="Scenario">As the page's load control names it (<c>diagscenario/taskwait</c>).</param>
+/// <param name="LoadSeconds">The load's duration, as the page asks the runner for it.</param>
+/// <param name="End">How the run ends.</param>
+internal sealed record RunPlan(string Scenario, int LoadSeconds, RunEnd End)
+{
+    /// <summary>The tutorial's load: enough connections to hold every thread a cold pool on two processors has.</summary>
+    public const int Connections = 125;
+
+    /// <summary>
+    /// Twenty seconds: long enough for an alert whose condition must hold for about ten seconds to fire. Its pool has
+    /// recovered when the runner ends, so a capture asked for then is taken at once, on a healthy pool.
+    /// </summary>
+    public static RunPlan TaskWait { get; } = new("diagscenario/taskwait", 20, RunEnd.RunnerExits)
+    {
+        RecordsMetrics = true,
+        CapturesStacksAfterTheLoad = true,
+    };
+
+    /// <summary>Ten seconds of load; the pool, which grows by about two threads a second here, stays starved long after.</summary>
+    public static RunPlan TaskSleepWait { get; } = new("diagscenario/tasksleepwait", 10, RunEnd.ServerDisposed);
+
+    /// <summary>The healthy control, as long as the taskwait run: nothing may fire.</summary>
+    public static RunPlan TaskAsyncWait { get; } = new("diagscenario/taskasyncwait", 20, RunEnd.RunnerExits);
+
+    /// <summary>The endpoint's route, as the app's figures and log name it.</summary>
+    public string Route => $"/api/{Scenario}";
+
+    /// <summary>Whether a dotnet-trace metrics session records the app's meters during the run.</summary>
+    public bool RecordsMetrics { get; init; }
+
+    /// <summary>Whether a stack capture is asked for (<c>POST /api/threadpool/stacks</c>) once the load is over and the pool healthy.</summary>
+    public bool CapturesStacksAfterTheLoad { get; init; }
+
+    /// <summary>The plan of a theory's data (<c>taskwait</c>).</summary>
+    public static RunPlan Named(string scenario) => scenario switch
+    {
+        "taskwait" => TaskWait,
+        "tasksleepwait" => TaskSleepWait,
+        "taskasyncwait" => TaskAsyncWait,
+        _ => throw new ArgumentOutOfRangeException(nameof(scenario), scenario, "No observed run of that scenario."),
+    };
+
+    public override string ToString() => $"{Scenario} ({Connections} connections, {LoadSeconds} s)";
+}

@@ -1,0 +1,112 @@
+using System.Net.ServerSentEvents;
+using System.Text.Json;
+
+namespace DiagnosticScenarios.Tests.Observed;
+
+/// <summary>Which server a stream of samples is read from.</summary>
+internal enum StreamSource
+{
+    /// <summary>The live page's own server: threads of the app's own, never its pool.</summary>
+    LivePage,
+
+    /// <summary>The app itself (Kestrel): every sample written through the pool it reports on.</summary>
+    App,
+}
+
+/// <summary>
+/// Reads <c>GET /api/threadpool/stream</c> for the whole run with <see cref="SseParser"/>, noting when each sample arrived:
+/// from the live page's server it is the series the page draws, from the app's own Kestrel it is what a page served
+/// through the pool would have seen.
+/// </summary>
+internal sealed class StreamObserver(StreamSource source) : IRunObserver
+{
+    public string Name => $"stream from the {(source == StreamSource.LivePage ? "live page's server" : "app's Kestrel")}";
+
+    public async Task<IObservation> AttachAsync(RunContext run)
+    {
+        var client = new HttpClient { Timeout = Timeout.InfiniteTimeSpan };
+        var address = new Uri(source == StreamSource.LivePage ? run.LivePage : run.App, "api/threadpool/stream");
+        var response = await client.GetAsync(address, HttpCompletionOption.ResponseHeadersRead).DefaultTimeout();
+        response.EnsureSuccessStatusCode();
+        var openedAt = DateTimeOffset.UtcNow;
+        var body = await response.Content.ReadAsStreamAsync().DefaultTimeout();
+        return new Observation(source, client, response, body, openedAt, run.Stopping);
+    }
+
+    private sealed class Observation : IObservation
+    {
+        private readonly StreamSource _source;
+        private readonly HttpClient _client;
+        private readonly HttpResponseMessage _response;
+        private readonly DateTimeOffset _openedAt;
+        private readonly List<StreamArrival> _arrivals = [];
+        private readonly Task _reading;
+
+        public Observation(StreamSource source, HttpClient client, HttpResponseMessage response, Stream body, DateTimeOffset openedAt, CancellationToken stopping)
+        {
+            (_source, _client, _response, _openedAt) = (source, client, response, openedAt);
+            _reading = ReadAsync(body, stopping);
+        }
+
+        public async Task<object> StopAsync()
+        {
+            var stoppedAt = DateTimeOffset.UtcNow;
+#pragma warning disable VSTHRD003 // deliberate: this observation's own background work; tests have no SynchronizationContext to deadlock on
+            await _reading.DefaultTimeout();
+#pragma warning restore VSTHRD003
+            _response.Dispose();
+            _client.Dispose();
+            lock (_arrivals)
+            {
+                return new StreamRecord(_source, _openedAt, stoppedAt, [.. _arrivals]);
+            }
+        }
+
+        private async Task ReadAsync(Stream body, CancellationToken stopping)
+        {
+            var parser = SseParser.Create(body, (type, data) => type == "sample" ? JsonSerializer.Deserialize<JsonElement>(data) : default);
+            try
+            {
+                await foreach (var item in parser.EnumerateAsync(stopping))
+                {
+                    var arrivedAt = DateTimeOffset.UtcNow;
+                    if (item.EventType == "sample")
+                    {
+                        lock (_arrivals)
+                        {
+                            _arrivals.Add(new StreamArrival(item.Data.GetProperty("sequence").GetInt64(), item.Data.GetProperty("unixTimeMs").GetInt64(), arrivedAt, item.Data));
+                        }
+                    }
+                }
+            }
+            catch (OperationCanceledException) when (stopping.IsCancellationRequested)
+            {
+                // The run is over.
+            }
+        }
+    }
+}
+
+/// <summary>One sample as it arrived: its sequence, when the app took it, when it got here, and the sample.</summary>
+internal sealed record StreamArrival(long Sequence, long TakenAtUnixMs, DateTimeOffset ArrivedAt, JsonElement Sample)
+{
+    public DateTimeOffset TakenAt => DateTimeOffset.FromUnixTimeMilliseconds(TakenAtUnixMs);
+
+    public bool Starved => Sample.GetProperty("starved").GetBoolean();
+
+    public TimeSpan Lag => ArrivedAt - TakenAt;
+}
+
+/// <summary>A stream read for a whole run: when it opened, when it was stopped, and every sample that arrived in between.</summary>
+internal sealed record StreamRecord(StreamSource Source, DateTimeOffset OpenedAt, DateTimeOffset StoppedAt, IReadOnlyList<StreamArrival> Arrivals)
+{
+    /// <summary>The samples taken after the stream opened (not replayed from the app's history), oldest first.</summary>
+    public IReadOnlyList<StreamArrival> Live => [.. Arrivals.Where(a => a.TakenAt >= OpenedAt)];
+
+    /// <summary>
+    /// How late the sample taken at <paramref name="takenAt"/> arrived here: its lag, or, when it never arrived before the
+    /// run was stopped, at least the time from its taking to the stop (a lower bound).
+    /// </summary>
+    public (TimeSpan Lag, bool Arrived) LagOf(long sequence, DateTimeOffset takenAt) =>
+        Arrivals.FirstOrDefault(a => a.Sequence == sequence) is { } arrival ? (arrival.Lag, true) : (StoppedAt - takenAt, false);
+}

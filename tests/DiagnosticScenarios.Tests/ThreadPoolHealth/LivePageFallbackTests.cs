@@ -1,0 +1,128 @@
+using System.Net;
+using System.Net.Http.Json;
+using System.Net.Sockets;
+using System.Text.Json;
+using DiagnosticScenarios.Controls;
+using DiagnosticScenarios.LoadRunner.Server;
+using DiagnosticScenarios.Tests.Load;
+using DiagnosticScenarios.Tests.Observed;
+using OpenQA.Selenium;
+using Xunit.Abstractions;
+
+namespace DiagnosticScenarios.Tests.ThreadPoolHealth;
+
+/// <summary>
+/// The live page where it cannot be what it usually is, in the observed runs' browser: served through the app because its
+/// own server's port was taken, in a process started without its diagnostic port (<c>DOTNET_EnableDiagnostics=0</c>), so
+/// no stack capture can be taken. It says both.
+/// </summary>
+[Collection(LoadCollectionDefinition.Name)]
+[Trait(TestCategory.Name, TestCategory.Load)]
+public sealed class LivePageFallbackTests(ObservedRuns runs, LivePageFallbackTests.Server server, ITestOutputHelper output) : IClassFixture<LivePageFallbackTests.Server>
+{
+    private static readonly TimeSpan Patience = TimeSpan.FromSeconds(20);
+
+    [ChromiumFact]
+    public async Task LivePage_SaysItIsServedThroughTheApp_WhenItsOwnServersPortIsTaken()
+    {
+        var app = await server.StartAsync();
+        var browser = await runs.BrowserAsync();
+        using var client = new HttpClient { BaseAddress = app.BaseAddress, Timeout = Patience };
+        var settings = await client.GetFromJsonAsync<JsonElement>(new Uri("api/threadpool/page", UriKind.Relative)).DefaultTimeout();
+
+        var served = await Task.Run(() =>
+        {
+            browser.Driver.Navigate().GoToUrl(app.BaseAddress);
+            SharedBrowser.WaitUntil(() => browser.Read<string?>("document.getElementById('served').dataset.served") != "unknown", Patience, "say where it is served from");
+            return (Kind: browser.Read<string>("document.getElementById('served').dataset.served"), Text: browser.Driver.FindElement(By.Id("served")).Text);
+        }).TimeoutAfter(Patience + Patience);
+
+        output.WriteLine($"{settings}\n{served.Text}");
+        Assert.Equal(JsonValueKind.Null, settings.GetProperty("livePage").ValueKind);
+        Assert.Contains(app.Output.Split('\n'), line => line.Contains($"could not listen on port {server.TakenPort}", StringComparison.Ordinal));
+        Assert.Equal("through-the-app", served.Kind);
+        Assert.Contains("goes dark while the pool starves", served.Text, StringComparison.Ordinal);
+        Assert.Contains("LivePage:Port", served.Text, StringComparison.Ordinal);
+    }
+
+    [ChromiumFact]
+    public async Task LivePage_SaysTheCaptureFailedAndWhy_WhenTheProcessHasNoDiagnosticPort()
+    {
+        var app = await server.StartAsync();
+        var browser = await runs.BrowserAsync();
+
+        var shown = await Task.Run(() =>
+        {
+            browser.Driver.Navigate().GoToUrl(app.BaseAddress);
+            SharedBrowser.WaitUntil(() => browser.Driver.FindElement(By.Id("stacks-capture")).Enabled, Patience, "offer its Capture now button");
+            browser.Driver.FindElement(By.Id("stacks-capture")).Click();
+            SharedBrowser.WaitUntil(() => browser.Driver.FindElement(By.Id("stacks-status")).Text.StartsWith("The capture failed", StringComparison.Ordinal), Patience, "say the capture failed");
+            return browser.Driver.FindElement(By.Id("stacks-status")).Text;
+        }).TimeoutAfter(Patience + Patience);
+        using var client = new HttpClient { BaseAddress = app.BaseAddress, Timeout = Patience };
+        client.DefaultRequestHeaders.Add(ControlGate.HeaderName, "1");
+        using var latest = await client.GetAsync(new Uri("api/threadpool/stacks", UriKind.Relative)).DefaultTimeout();
+        var problem = await latest.Content.ReadFromJsonAsync<JsonElement>().DefaultTimeout();
+
+        output.WriteLine($"the page: {shown}\nGET /api/threadpool/stacks: {(int)latest.StatusCode} {problem}");
+        Assert.Equal(HttpStatusCode.ServiceUnavailable, latest.StatusCode);
+        Assert.StartsWith("The capture failed (503): ", shown, StringComparison.Ordinal);
+        Assert.Contains(problem.GetProperty("title").GetString()!, shown, StringComparison.Ordinal);
+        Assert.Contains(problem.GetProperty("detail").GetString()!, shown, StringComparison.Ordinal);
+    }
+
+    /// <summary>
+    /// One server for the class: the live page's port held by a listener of the test's own, and the runtime's diagnostic
+    /// port switched off. Started on first use, so a run that skips the page tests starts nothing.
+    /// </summary>
+    public sealed class Server : IAsyncLifetime, IDisposable
+    {
+        private readonly Lock _lock = new();
+        private readonly TcpListener _taken = new(IPAddress.Loopback, 0);
+        private Task<ServerProcess>? _started;
+
+        public int TakenPort => ((IPEndPoint)_taken.LocalEndpoint).Port;
+
+        internal Task<ServerProcess> StartAsync()
+        {
+            lock (_lock)
+            {
+                return _started ??= StartServerAsync();
+            }
+        }
+
+        public Task InitializeAsync() => Task.CompletedTask;
+
+        public async Task DisposeAsync()
+        {
+            Task<ServerProcess>? started;
+            lock (_lock)
+            {
+                started = _started;
+            }
+
+            if (started is not null)
+            {
+                await ((Task)started).ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
+                if (started.IsCompletedSuccessfully)
+                {
+                    await (await started).DisposeAsync();
+                }
+            }
+
+            Dispose();
+        }
+
+        public void Dispose() => _taken.Dispose();
+
+        private Task<ServerProcess> StartServerAsync()
+        {
+            _taken.Start();
+            return HealthApp.StartAsync(new Dictionary<string, string>
+            {
+                ["LivePage__Port"] = TakenPort.ToString(System.Globalization.CultureInfo.InvariantCulture),
+                ["DOTNET_EnableDiagnostics"] = "0",
+            });
+        }
+    }
+}

@@ -1,0 +1,56 @@
+using DiagnosticScenarios.Tests.Load;
+using DiagnosticScenarios.Tests.Observed;
+using Xunit.Abstractions;
+
+namespace DiagnosticScenarios.Tests.ThreadPoolHealth;
+
+/// <summary>
+/// The live page's own server streams every second of a starved app, read by the test as an <c>EventSource</c> would read
+/// it: a sample for every second, none skipped, each arriving at once; and it answers <c>GET /api/threadpool</c> at once.
+/// </summary>
+[Collection(LoadCollectionDefinition.Name)]
+[Trait(TestCategory.Name, TestCategory.Load)]
+public sealed class LivePageStreamTests(ObservedRuns runs, ITestOutputHelper output)
+{
+    // The sampler takes one a second on a thread of its own; a late one shows as a longer gap between two.
+    private static readonly TimeSpan MaxGap = TimeSpan.FromMilliseconds(1600);
+
+    [Fact]
+    public async Task LivePageStream_HasNoHolesWhileStarved_UnderTaskSleepWait()
+    {
+        var run = await runs.RunAsync(RunPlan.TaskSleepWait);
+
+        var stream = run.Record<StreamRecord>(s => s.Source == StreamSource.LivePage);
+        var samples = stream.Arrivals;
+        var starved = samples.Where(s => s.Starved).ToList();
+        var gaps = samples.Zip(samples.Skip(1), (a, b) => b.TakenAt - a.TakenAt).ToList();
+
+        output.WriteLine($"{run}\n{samples.Count} samples, {starved.Count} starved; longest gap {gaps.DefaultIfEmpty().Max().TotalMilliseconds:0} ms");
+        // Seven to ten of the ten seconds of load (three are the rule's window).
+        Assert.True(starved.Count >= 3, $"expected several starved seconds, got {starved.Count} of {samples.Count}");
+        Assert.NotEmpty(samples);
+        Assert.Equal(Enumerable.Range((int)samples[0].Sequence, samples.Count).Select(i => (long)i), samples.Select(s => s.Sequence));
+        Assert.True(gaps.Max() < MaxGap, $"the sampler skipped time while the pool was starved: gaps {string.Join(",", gaps.Select(g => g.TotalMilliseconds))} ms");
+        Assert.True(stream.StoppedAt - samples[^1].TakenAt < MaxGap, $"the last sample was taken at {samples[^1].TakenAt:HH:mm:ss.fff}, the stream stopped at {stream.StoppedAt:HH:mm:ss.fff}");
+    }
+
+    [Theory]
+    [InlineData("taskwait")]
+    [InlineData("tasksleepwait")]
+    public async Task LivePageServer_StreamsEachSampleAndAnswersTheMonitorWithinASecond_WhileThePoolStarves(string scenario)
+    {
+        var run = await runs.RunAsync(RunPlan.Named(scenario));
+
+        var underLoad = run.SamplesUnderLoad();
+        var lags = underLoad.Select(s => s.Lag).ToList();
+        var monitor = run.Record<MonitorRecord>().Reads.Where(r => r.AskedAt >= run.LoadStartedAt && r.AskedAt <= run.StoppedAt).Select(r => r.AnsweredIn).ToList();
+
+        output.WriteLine($"{run}\nlive page's stream, read by the test: {Percentile.Describe(lags)}; {underLoad.Count(s => s.Starved)} starved seconds"
+            + $"\nGET /api/threadpool on the live page's server: {Percentile.Describe(monitor)}");
+        Assert.True(underLoad.Count >= run.SecondsUnderLoad - 1, $"the live page's server streamed {underLoad.Count} samples taken in the load's {run.SecondsUnderLoad} s");
+        Assert.Contains(underLoad, s => s.Starved);
+        Assert.True(Percentile.Of(lags, 1) < TimeSpan.FromSeconds(1), $"a sample reached the test {Percentile.Of(lags, 1).TotalMilliseconds:0} ms after it was taken");
+        Assert.True(monitor.Count >= run.SecondsUnderLoad / 2, $"the monitor was read {monitor.Count} times in the load's {run.SecondsUnderLoad} s");
+        Assert.True(Percentile.Of(monitor, 1) < TimeSpan.FromSeconds(1), $"GET /api/threadpool took {Percentile.Of(monitor, 1).TotalMilliseconds:0} ms to answer");
+    }
+}
