@@ -3,7 +3,7 @@ using System.Text.Json;
 using System.Text.RegularExpressions;
 using DiagnosticScenarios.Diagnosis;
 using DiagnosticScenarios.LoadRunner.Compare;
-using DiagnosticScenarios.Processes;
+using DiagnosticScenarios.Common;
 
 namespace DiagnosticScenarios.Tests.Load;
 

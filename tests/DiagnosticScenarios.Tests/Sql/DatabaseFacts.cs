@@ -1,4 +1,4 @@
-using DiagnosticScenarios.Processes;
+using DiagnosticScenarios.Common;
 using System.Diagnostics;
 using System.Globalization;
 using System.Runtime.CompilerServices;
