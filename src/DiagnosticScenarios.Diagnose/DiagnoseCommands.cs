@@ -1,8 +1,8 @@
 using System.CommandLine;
 using System.CommandLine.Parsing;
-using System.Globalization;
 using System.Text.Json;
 using System.Text.Json.Serialization;
+using DiagnosticScenarios.Common;
 using DiagnosticScenarios.Diagnosis;
 
 namespace DiagnosticScenarios.Diagnose;
@@ -51,7 +51,7 @@ public static class DiagnoseCommands
         var allThreads = new Option<bool>("--all-threads") { Description = "Every thread's group, not only the thread pool's." };
         var duration = new Option<TimeSpan>("--duration")
         {
-            Description = "How long to record waits: 30s, 500ms, 2m or 00:00:30.",
+            Description = $"How long to record waits ({Durations.Help}).",
             DefaultValueFactory = _ => TimeSpan.FromSeconds(10),
             CustomParser = ParseDuration,
         };
@@ -139,23 +139,13 @@ public static class DiagnoseCommands
 
     private static TimeSpan ParseDuration(ArgumentResult result)
     {
-        var text = result.Tokens.Count == 1 ? result.Tokens[0].Value.Trim() : "";
-        (string Suffix, double Seconds)[] units = [("ms", 0.001), ("s", 1), ("m", 60)];
-        foreach (var (suffix, seconds) in units)
+        var text = result.Tokens.Count == 1 ? result.Tokens[0].Value : "";
+        if (Durations.TryParse(text, out var duration))
         {
-            if (text.EndsWith(suffix, StringComparison.OrdinalIgnoreCase)
-                && double.TryParse(text[..^suffix.Length], NumberStyles.Float, CultureInfo.InvariantCulture, out var value) && value > 0)
-            {
-                return TimeSpan.FromSeconds(value * seconds);
-            }
+            return duration;
         }
 
-        if (TimeSpan.TryParse(text, CultureInfo.InvariantCulture, out var span) && span > TimeSpan.Zero)
-        {
-            return span;
-        }
-
-        result.AddError($"'{text}' is not a duration: use 30s, 500ms, 2m or 00:00:30.");
+        result.AddError(Durations.NotADuration(text));
         return TimeSpan.Zero;
     }
 }
