@@ -1,12 +1,14 @@
 using System.Net;
 using DiagnosticScenarios.Catalogue;
-using Microsoft.AspNetCore.Mvc.Testing;
+using Xunit.Abstractions;
 
 namespace DiagnosticScenarios.Tests.Functional;
 
 /// <summary>Bad input gets a 4xx ProblemDetails that names the parameter and its range, never a 500 or a hang.</summary>
-public sealed class BadInputTests(WebApplicationFactory<Program> factory) : IClassFixture<WebApplicationFactory<Program>>
+public sealed class BadInputTests(InProcessApp app, ITestOutputHelper output) : IClassFixture<InProcessApp>
 {
+    private readonly InProcessApp _app = app.LogTo(output);
+
     public static TheoryData<string, string, string> OutOfRangeOrMalformed()
     {
         var data = new TheoryData<string, string, string>();
@@ -40,7 +42,7 @@ public sealed class BadInputTests(WebApplicationFactory<Program> factory) : ICla
     [MemberData(nameof(OutOfRangeOrMalformed))]
     public async Task Parameter_Answers400ProblemNamingParameterAndRange_WhenOutOfRangeOrMalformed(string path, string parameter, string range)
     {
-        using var client = factory.CreateClient();
+        using var client = _app.CreateClient();
 
         using var response = await client.GetAsync(new Uri(path, UriKind.Relative)).DefaultTimeout();
 
@@ -58,7 +60,7 @@ public sealed class BadInputTests(WebApplicationFactory<Program> factory) : ICla
     [InlineData("/api/nothing/here")]
     public async Task UnknownOrIncompleteRoute_Answers404Problem(string path)
     {
-        using var client = factory.CreateClient();
+        using var client = _app.CreateClient();
 
         using var response = await client.GetAsync(new Uri(path, UriKind.Relative)).DefaultTimeout();
 
@@ -72,7 +74,7 @@ public sealed class BadInputTests(WebApplicationFactory<Program> factory) : ICla
     [InlineData("DELETE", "/api/diagscenario/taskasyncwait")]
     public async Task WrongMethod_Answers405ProblemNamingTheAllowedMethod(string method, string path)
     {
-        using var client = factory.CreateClient();
+        using var client = _app.CreateClient();
         using var request = new HttpRequestMessage(new HttpMethod(method), new Uri(path, UriKind.Relative));
 
         using var response = await client.SendAsync(request).DefaultTimeout();
@@ -84,7 +86,7 @@ public sealed class BadInputTests(WebApplicationFactory<Program> factory) : ICla
     [Fact]
     public async Task Exception_Answers500Problem_ByDesign()
     {
-        using var client = factory.CreateClient();
+        using var client = _app.CreateClient();
 
         using var response = await client.GetAsync(new Uri("/api/diagscenario/exception", UriKind.Relative)).DefaultTimeout();
 

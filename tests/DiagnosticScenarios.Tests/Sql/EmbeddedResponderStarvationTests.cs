@@ -1,7 +1,6 @@
 using System.Diagnostics;
 using System.Net;
 using DiagnosticScenarios.Sql.Tds;
-using Microsoft.AspNetCore.Mvc.Testing;
 using Microsoft.Extensions.DependencyInjection;
 using Xunit.Abstractions;
 
@@ -19,7 +18,7 @@ public sealed class ThreadPoolStarvationTestGroup
 /// exactly when the demo runs, and the measurements would show the responder, not the app.
 /// </summary>
 [Collection(ThreadPoolStarvationTestGroup.Name)]
-public sealed class EmbeddedResponderStarvationTests(ITestOutputHelper output)
+public sealed class EmbeddedResponderStarvationTests(InProcessApp app, ITestOutputHelper output) : IClassFixture<InProcessApp>
 {
     private const int Requests = 100;
     private const int DelayMs = 500;
@@ -37,10 +36,9 @@ public sealed class EmbeddedResponderStarvationTests(ITestOutputHelper output)
     [Fact]
     public async Task Responder_EndsEachWaitforOnTime_WhileTheSyncScenarioStarvesTheAppPool()
     {
-        await using var factory = new WebApplicationFactory<Program>();
-        using var client = factory.CreateClient();
+        using var client = app.LogTo(output).CreateClient();
         client.Timeout = TimeSpan.FromMinutes(2);
-        var responder = factory.Services.GetRequiredService<TdsResponder>();
+        var responder = app.Services.GetRequiredService<TdsResponder>();
         // Warm the connection pool with overlapping async requests first: a cold pool would make the sync opens
         // fail instead (SqlClient's managed SNI needs pool threads for its pre-login handshake, dotnet/SqlClient#3118),
         // and this test is about the responder's WAITFOR timing, not about logins.

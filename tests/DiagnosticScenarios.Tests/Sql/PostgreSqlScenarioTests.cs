@@ -3,18 +3,18 @@ using System.Globalization;
 using System.Net;
 using System.Text.Json;
 using DiagnosticScenarios.Sql;
-using Microsoft.AspNetCore.Hosting;
-using Microsoft.AspNetCore.Mvc.Testing;
 using Microsoft.Extensions.DependencyInjection;
 using Npgsql;
+using Xunit.Abstractions;
 
 namespace DiagnosticScenarios.Tests.Sql;
 
 /// <summary>The SQL family against a real PostgreSQL with Npgsql (<c>SELECT pg_sleep(...)</c>), including its outages.</summary>
 [Collection(PostgreSqlTestGroup.Name)]
-public sealed class PostgreSqlScenarioTests(PostgreSqlAppFactory factory)
+public sealed class PostgreSqlScenarioTests(PostgreSqlApp app, ITestOutputHelper output)
 {
     private static readonly TimeSpan Timeout = TimeSpan.FromSeconds(30);
+    private readonly InProcessApp _app = app.LogTo(output);
 
     [PostgreSqlTheory]
     [InlineData("sync")]
@@ -25,7 +25,7 @@ public sealed class PostgreSqlScenarioTests(PostgreSqlAppFactory factory)
     public async Task SqlScenario_AnswersSuccessAfterTheDelay_WithPostgreSqlProvider(string name)
     {
         PostgreSqlEnvironment.RequireConnectionString();
-        using var client = factory.CreateClient();
+        using var client = _app.CreateClient();
         var started = Stopwatch.StartNew();
 
         using var response = await client.GetAsync(new Uri($"/api/sqlscenario/{name}?delayMs=200", UriKind.Relative)).WaitAsync(Timeout);
@@ -45,7 +45,7 @@ public sealed class PostgreSqlScenarioTests(PostgreSqlAppFactory factory)
 
         var maxConnections = int.Parse((string)(await command.ExecuteScalarAsync().WaitAsync(Timeout))!, CultureInfo.InvariantCulture);
 
-        var poolSize = new NpgsqlConnectionStringBuilder(factory.Services.GetRequiredService<SqlScenarioDatabase>().ConnectionString).MaxPoolSize;
+        var poolSize = new NpgsqlConnectionStringBuilder(_app.Services.GetRequiredService<SqlScenarioDatabase>().ConnectionString).MaxPoolSize;
         Assert.InRange(poolSize, 125, int.MaxValue);
         Assert.True(maxConnections > poolSize, $"max_connections {maxConnections} must exceed the pool size {poolSize}.");
     }
@@ -54,7 +54,7 @@ public sealed class PostgreSqlScenarioTests(PostgreSqlAppFactory factory)
     public async Task SqlScenario_Answers503NamingThePostgreSqlCause_WhileItIsStoppedAndRecoversWhenItStarts()
     {
         PostgreSqlEnvironment.RequireConnectionString();
-        using var client = factory.CreateClient();
+        using var client = _app.CreateClient();
         using var warm = await client.GetAsync(new Uri("/api/sqlscenario/async?delayMs=0", UriKind.Relative)).WaitAsync(Timeout);
         Assert.Equal(HttpStatusCode.OK, warm.StatusCode);
 
@@ -92,7 +92,7 @@ public sealed class PostgreSqlScenarioTests(PostgreSqlAppFactory factory)
     public async Task SqlScenario_Answers503WithTheServerMessage_WhenThePasswordIsWrong()
     {
         var wrong = new NpgsqlConnectionStringBuilder(PostgreSqlEnvironment.RequireConnectionString()) { Password = "not-the-password" };
-        await using var misconfigured = factory.WithWebHostBuilder(b => b.UseSetting("ConnectionStrings:PostgreSql", wrong.ConnectionString));
+        await using var misconfigured = _app.With(("ConnectionStrings:PostgreSql", wrong.ConnectionString));
         using var client = misconfigured.CreateClient();
 
         using var response = await client.GetAsync(new Uri("/api/sqlscenario/async?delayMs=0", UriKind.Relative)).WaitAsync(Timeout);
@@ -106,7 +106,7 @@ public sealed class PostgreSqlScenarioTests(PostgreSqlAppFactory factory)
     public async Task SqlScenario_Answers503WithinTheConnectTimeout_WhenNothingListensOnThePort()
     {
         var unreachable = new NpgsqlConnectionStringBuilder(PostgreSqlEnvironment.RequireConnectionString()) { Port = UnusedPort() };
-        await using var misconfigured = factory.WithWebHostBuilder(b => b.UseSetting("ConnectionStrings:PostgreSql", unreachable.ConnectionString));
+        await using var misconfigured = _app.With(("ConnectionStrings:PostgreSql", unreachable.ConnectionString));
         using var client = misconfigured.CreateClient();
         var started = Stopwatch.StartNew();
 
@@ -121,7 +121,7 @@ public sealed class PostgreSqlScenarioTests(PostgreSqlAppFactory factory)
     public async Task AsyncScenario_CancelsPgSleepOnTheServer_WhenTheClientDisconnects()
     {
         var connectionString = PostgreSqlEnvironment.RequireConnectionString();
-        using var client = factory.CreateClient();
+        using var client = _app.CreateClient();
         using var disconnect = new CancellationTokenSource();
         var request = client.GetAsync(new Uri("/api/sqlscenario/async?delayMs=30000", UriKind.Relative), disconnect.Token);
 
@@ -156,7 +156,7 @@ public sealed class PostgreSqlScenarioTests(PostgreSqlAppFactory factory)
     public async Task ConnectionWaitHeader_ShowsTheTimeSpentWaitingForThePool_WhenThePoolIsTooSmall()
     {
         var onePooled = new NpgsqlConnectionStringBuilder(PostgreSqlEnvironment.RequireConnectionString()) { MaxPoolSize = 1 };
-        await using var small = factory.WithWebHostBuilder(b => b.UseSetting("ConnectionStrings:PostgreSql", onePooled.ConnectionString));
+        await using var small = _app.With(("ConnectionStrings:PostgreSql", onePooled.ConnectionString));
         using var client = small.CreateClient();
         using var warm = await client.GetAsync(new Uri("/api/sqlscenario/async?delayMs=0", UriKind.Relative)).WaitAsync(Timeout);
 

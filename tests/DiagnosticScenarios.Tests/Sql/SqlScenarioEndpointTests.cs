@@ -3,21 +3,23 @@ using System.Net;
 using System.Text.Json;
 using DiagnosticScenarios.Sql;
 using DiagnosticScenarios.Sql.Tds;
-using Microsoft.AspNetCore.Mvc.Testing;
 using Microsoft.Extensions.DependencyInjection;
+using Xunit.Abstractions;
 
 namespace DiagnosticScenarios.Tests.Sql;
 
 /// <summary>The SQL family through the app with its default provider: Embedded, Microsoft.Data.SqlClient against the hosted responder.</summary>
-public sealed class SqlScenarioEndpointTests(WebApplicationFactory<Program> factory) : IClassFixture<WebApplicationFactory<Program>>
+public sealed class SqlScenarioEndpointTests(InProcessApp app, ITestOutputHelper output) : IClassFixture<InProcessApp>
 {
+    private readonly InProcessApp _app = app.LogTo(output);
+
     private static readonly TimeSpan Timeout = TimeSpan.FromSeconds(30);
 
     [Theory]
     [MemberData(nameof(CatalogueData.SqlShapes), MemberType = typeof(CatalogueData))]
     public async Task SqlScenario_AnswersSuccessAfterTheDelay_WithEmbeddedProvider(string name)
     {
-        using var client = factory.CreateClient();
+        using var client = _app.CreateClient();
         var started = Stopwatch.StartNew();
 
         using var response = await client.GetAsync(new Uri($"/api/sqlscenario/{name}?delayMs=200", UriKind.Relative)).WaitAsync(Timeout);
@@ -34,7 +36,7 @@ public sealed class SqlScenarioEndpointTests(WebApplicationFactory<Program> fact
     [Fact]
     public async Task SqlScenario_WaitsOneSecond_WhenDelayMsIsOmitted()
     {
-        using var client = factory.CreateClient();
+        using var client = _app.CreateClient();
         var started = Stopwatch.StartNew();
 
         using var response = await client.GetAsync(new Uri("/api/sqlscenario/async", UriKind.Relative)).WaitAsync(Timeout);
@@ -49,7 +51,7 @@ public sealed class SqlScenarioEndpointTests(WebApplicationFactory<Program> fact
     [InlineData("abc")]
     public async Task SqlScenario_Answers400ProblemDetails_WhenDelayMsIsOutOfRange(string delayMs)
     {
-        using var client = factory.CreateClient();
+        using var client = _app.CreateClient();
 
         using var response = await client.GetAsync(new Uri($"/api/sqlscenario/sync?delayMs={delayMs}", UriKind.Relative)).WaitAsync(Timeout);
 
@@ -61,8 +63,8 @@ public sealed class SqlScenarioEndpointTests(WebApplicationFactory<Program> fact
     [Fact]
     public async Task SqlScenario_Answers503NamingTheProvider_WhileTheResponderIsDownAndRecoversWhenItIsBack()
     {
-        using var client = factory.CreateClient();
-        var responder = factory.Services.GetRequiredService<TdsResponder>();
+        using var client = _app.CreateClient();
+        var responder = _app.Services.GetRequiredService<TdsResponder>();
         using var warm = await client.GetAsync(new Uri("/api/sqlscenario/async?delayMs=0", UriKind.Relative)).WaitAsync(Timeout);
         Assert.Equal(HttpStatusCode.OK, warm.StatusCode);
 
@@ -97,8 +99,8 @@ public sealed class SqlScenarioEndpointTests(WebApplicationFactory<Program> fact
     [Fact]
     public async Task AsyncScenario_CancelsTheCommandOnTheServer_WhenTheClientDisconnects()
     {
-        using var client = factory.CreateClient();
-        var responder = factory.Services.GetRequiredService<TdsResponder>();
+        using var client = _app.CreateClient();
+        var responder = _app.Services.GetRequiredService<TdsResponder>();
         var attentionsBefore = responder.AttentionCount;
         using var disconnect = new CancellationTokenSource();
         var request = client.GetAsync(new Uri("/api/sqlscenario/async?delayMs=30000", UriKind.Relative), disconnect.Token);

@@ -1,8 +1,7 @@
 using System.Net;
 using System.Net.Http.Json;
 using System.Text.Json;
-using DiagnosticScenarios.Tests.Controls;
-using Microsoft.AspNetCore.Mvc.Testing;
+using Xunit.Abstractions;
 
 namespace DiagnosticScenarios.Tests.ThreadPoolHealth;
 
@@ -11,17 +10,16 @@ namespace DiagnosticScenarios.Tests.ThreadPoolHealth;
 /// and puts the minimum back (the reset under test, then a check that it held).
 /// </summary>
 [Collection(ProcessWideStateCollection.Name)]
-public sealed class MinThreadsControlTests
+public sealed class MinThreadsControlTests(InProcessApp app, ITestOutputHelper output) : IClassFixture<InProcessApp>
 {
+    private readonly InProcessApp _app = app.LogTo(output);
     private static readonly TimeSpan Timeout = TimeSpan.FromSeconds(30);
 
     [Fact]
     public async Task MinThreads_AnswersWhatTheRuntimeAccepted_AndResetRestoresTheStartupValue()
     {
         ThreadPool.GetMinThreads(out var startupWorkers, out var startupIo);
-        await using var factory = new WebApplicationFactory<Program>();
-        using var loopback = factory.FromLoopback();
-        using var client = loopback.CreateControlClient();
+        using var client = _app.CreateControlClient();
         var requested = startupWorkers + 3;
         try
         {

@@ -1,20 +1,20 @@
 using System.Net;
 using System.Net.Http.Json;
 using System.Text.Json;
-using Microsoft.AspNetCore.Hosting;
-using DiagnosticScenarios.Tests.Controls;
 using Microsoft.AspNetCore.Mvc.Testing;
+using Xunit.Abstractions;
 
 namespace DiagnosticScenarios.Tests.ThreadPoolHealth;
 
-public sealed class ThreadPoolHealthApiTests(InProcessApp factory) : IClassFixture<InProcessApp>
+public sealed class ThreadPoolHealthApiTests(InProcessApp app, ITestOutputHelper output) : IClassFixture<InProcessApp>
 {
+    private readonly InProcessApp _app = app.LogTo(output);
     private static readonly TimeSpan Timeout = TimeSpan.FromSeconds(30);
 
     [Fact]
     public async Task Snapshot_ReportsPoolFiguresAndProbeDelays_WhenTheProbeHasRun()
     {
-        using var client = factory.CreateClient();
+        using var client = _app.CreateClient();
 
         var snapshot = await PollAsync(client, s => s.GetProperty("queueDelay").GetProperty("window").GetProperty("count").GetInt32() >= 3);
 
@@ -30,7 +30,7 @@ public sealed class ThreadPoolHealthApiTests(InProcessApp factory) : IClassFixtu
     [Fact]
     public async Task HoldTime_SinglesOutBlockingEndpoints_AndNotTheAwaitingOne()
     {
-        using var client = factory.CreateClient();
+        using var client = _app.CreateClient();
         string[] routes = ["taskwait", "tasksleepwait", "syncio", "asyncsyncio", "taskasyncwait"];
 
         await Task.WhenAll(routes.Select(r => client.GetStringAsync(new Uri($"/api/diagscenario/{r}?delayMs=300", UriKind.Relative)))).WaitAsync(Timeout);
@@ -51,7 +51,7 @@ public sealed class ThreadPoolHealthApiTests(InProcessApp factory) : IClassFixtu
     [Fact]
     public async Task HoldTime_SinglesOutBlockingSqlShapes_AndNotTheAsyncOne()
     {
-        using var client = factory.CreateClient();
+        using var client = _app.CreateClient();
         string[] blocking = ["sync", "asyncsyncio", "wait"];
         var routes = blocking.Append("async").Select(shape => $"/api/sqlscenario/{shape}").ToArray();
 
@@ -78,7 +78,7 @@ public sealed class ThreadPoolHealthApiTests(InProcessApp factory) : IClassFixtu
     [Fact]
     public async Task Stream_ReplaysEverySampleSinceLastEventId_WithoutGaps()
     {
-        using var client = factory.CreateClient();
+        using var client = _app.CreateClient();
         await PollAsync(client, s => s.GetProperty("queueDelay").GetProperty("window").GetProperty("count").GetInt32() >= 25);
         using var request = new HttpRequestMessage(HttpMethod.Get, "/api/threadpool/stream");
         request.Headers.Add("Last-Event-ID", "0");
@@ -95,7 +95,7 @@ public sealed class ThreadPoolHealthApiTests(InProcessApp factory) : IClassFixtu
     {
         // TypedResults.ServerSentEvents writes the frames; an RC of .NET 10 left out the id line (aspnetcore#64183),
         // without which the browser sends no Last-Event-ID and a reconnect loses what it missed.
-        using var client = factory.CreateClient();
+        using var client = _app.CreateClient();
         await PollAsync(client, s => s.GetProperty("queueDelay").GetProperty("window").GetProperty("count").GetInt32() >= 15);
         using var request = new HttpRequestMessage(HttpMethod.Get, "/api/threadpool/stream?after=0");
 
@@ -121,8 +121,7 @@ public sealed class ThreadPoolHealthApiTests(InProcessApp factory) : IClassFixtu
     [InlineData("")]
     public async Task MinThreads_Returns400ProblemDetails_WhenWorkersIsNotAValidCount(string query)
     {
-        using var loopback = factory.FromLoopback();
-        using var client = loopback.CreateControlClient();
+        using var client = _app.CreateControlClient();
 
         using var response = await client.PutAsync(new Uri($"/api/threadpool/minthreads?{query}", UriKind.Relative), null).WaitAsync(Timeout);
         var problem = await response.Content.ReadFromJsonAsync<JsonElement>().WaitAsync(Timeout);
@@ -139,8 +138,7 @@ public sealed class ThreadPoolHealthApiTests(InProcessApp factory) : IClassFixtu
     [InlineData("scenario=diagscenario/taskwait&durationSeconds=121")]
     public async Task Load_Returns400ProblemDetails_WhenOutOfBounds(string query)
     {
-        using var loopback = factory.FromLoopback();
-        using var client = loopback.CreateControlClient();
+        using var client = _app.CreateControlClient();
 
         using var response = await client.PostAsync(new Uri($"/api/threadpool/load?{query}", UriKind.Relative), null).WaitAsync(Timeout);
 
@@ -151,8 +149,8 @@ public sealed class ThreadPoolHealthApiTests(InProcessApp factory) : IClassFixtu
     [Fact]
     public async Task Root_LeadsToThePageOnItsOwnServer_WhichServesItWithItsScriptAndNoExternalReferences()
     {
-        using var app = factory.CreateClient(new WebApplicationFactoryClientOptions { AllowAutoRedirect = false });
-        using var root = await app.GetAsync(new Uri("/", UriKind.Relative)).WaitAsync(Timeout);
+        using var appClient = _app.CreateClient(new WebApplicationFactoryClientOptions { AllowAutoRedirect = false });
+        using var root = await appClient.GetAsync(new Uri("/", UriKind.Relative)).WaitAsync(Timeout);
         var page = root.Headers.Location ?? throw new InvalidOperationException($"/ answered {(int)root.StatusCode} without a Location");
         // The live page's server is a real loopback listener, not the test server.
         using var browser = new HttpClient { BaseAddress = page };
@@ -173,7 +171,7 @@ public sealed class ThreadPoolHealthApiTests(InProcessApp factory) : IClassFixtu
     [Fact]
     public async Task Api_IsNotMapped_WhenThreadPoolHealthIsDisabled()
     {
-        using var disabled = factory.WithWebHostBuilder(b => b.UseSetting("ThreadPoolHealth:Enabled", "false"));
+        await using var disabled = _app.With(("ThreadPoolHealth:Enabled", "false"));
         using var client = disabled.CreateClient();
 
         using var api = await client.GetAsync(new Uri("/api/threadpool", UriKind.Relative)).WaitAsync(Timeout);
