@@ -2,6 +2,7 @@ using System.Diagnostics;
 using System.Globalization;
 using System.Net;
 using System.Text.Json;
+using DiagnosticScenarios.Common;
 using DiagnosticScenarios.Sql;
 using Microsoft.Extensions.DependencyInjection;
 using Npgsql;
@@ -105,7 +106,7 @@ public sealed class PostgreSqlScenarioTests(PostgreSqlApp app, ITestOutputHelper
     [PostgreSqlFact]
     public async Task SqlScenario_Answers503WithinTheConnectTimeout_WhenNothingListensOnThePort()
     {
-        var unreachable = new NpgsqlConnectionStringBuilder(PostgreSqlEnvironment.RequireConnectionString()) { Port = UnusedPort() };
+        var unreachable = new NpgsqlConnectionStringBuilder(PostgreSqlEnvironment.RequireConnectionString()) { Port = FreeLoopbackPort.Pick() };
         await using var misconfigured = _app.With(("ConnectionStrings:PostgreSql", unreachable.ConnectionString));
         using var client = misconfigured.CreateClient();
         var started = Stopwatch.StartNew();
@@ -183,12 +184,5 @@ public sealed class PostgreSqlScenarioTests(PostgreSqlApp app, ITestOutputHelper
         await using var command = new NpgsqlCommand("SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND query LIKE '%' || @text || '%' AND pid <> pg_backend_pid()", connection);
         command.Parameters.AddWithValue("text", text);
         return (long)(await command.ExecuteScalarAsync().WaitAsync(Timeout))!;
-    }
-
-    private static int UnusedPort()
-    {
-        using var listener = new System.Net.Sockets.TcpListener(IPAddress.Loopback, 0);
-        listener.Start();
-        return ((IPEndPoint)listener.LocalEndpoint).Port;
     }
 }
