@@ -10,19 +10,17 @@ namespace DiagnosticScenarios.Tests.Load;
 [Trait(TestCategory.Name, TestCategory.Load)]
 public sealed class LoadRunnerTests
 {
-    private static readonly TimeSpan TestTimeout = TimeSpan.FromSeconds(60);
-
     [Fact]
     public async Task OpenLoop_CountsLatencyFromTheIntendedSendTime_WhenTheServerFallsBehind()
     {
         // One connection and a 200 ms query serve 5 req/s; asking 10 req/s for 1 s queues the later requests in the client.
-        await using var server = await ServerProcess.StartAsync(new ServerOptions { AppPath = LoadExperiment.AppPath }).WaitAsync(TestTimeout);
+        await using var server = await LoadExperiment.StartServerAsync();
         var url = new Uri(server.BaseAddress, "api/diagscenario/taskasyncwait?delayMs=200");
         // A fresh server answers its first request of a route late (routing and JIT): once measured at 1.01 s.
-        await LoadGenerator.RunAsync(new LoadOptions { Url = url, Connections = 1, Requests = 1 }).WaitAsync(TestTimeout);
+        await LoadGenerator.RunAsync(new LoadOptions { Url = url, Connections = 1, Requests = 1 }).DefaultTimeout();
 
-        var closed = await LoadGenerator.RunAsync(new LoadOptions { Url = url, Connections = 1, Requests = 10 }).WaitAsync(TestTimeout);
-        var open = await LoadGenerator.RunAsync(new LoadOptions { Url = url, Connections = 1, Rate = 10, Duration = TimeSpan.FromSeconds(1) }).WaitAsync(TestTimeout);
+        var closed = await LoadGenerator.RunAsync(new LoadOptions { Url = url, Connections = 1, Requests = 10 }).DefaultTimeout();
+        var open = await LoadGenerator.RunAsync(new LoadOptions { Url = url, Connections = 1, Rate = 10, Duration = TimeSpan.FromSeconds(1) }).DefaultTimeout();
 
         // Closed loop: every request waits one query (~200 ms), hiding the backlog. Open loop: the 10th request was due
         // at 0.9 s and answered at about 2.0 s, so it waited about 1.1 s; latency grows with the backlog.
@@ -37,12 +35,12 @@ public sealed class LoadRunnerTests
     [Fact]
     public async Task RunCommand_WritesAJsonReport_WithStatusCodesAndPercentiles()
     {
-        await using var server = await ServerProcess.StartAsync(new ServerOptions { AppPath = LoadExperiment.AppPath }).WaitAsync(TestTimeout);
+        await using var server = await LoadExperiment.StartServerAsync();
         using var output = new StringWriter();
         using var error = new StringWriter();
 
         var exitCode = await CommandLine.RunAsync(
-            ["run", "--url", new Uri(server.BaseAddress, "api/diagscenario/ping").ToString(), "-c", "4", "-n", "200", "--json"], output, error).WaitAsync(TestTimeout);
+            ["run", "--url", new Uri(server.BaseAddress, "api/diagscenario/ping").ToString(), "-c", "4", "-n", "200", "--json"], output, error).DefaultTimeout();
 
         Assert.True(exitCode == 0, error.ToString());
         using var json = JsonDocument.Parse(output.ToString());
@@ -59,7 +57,7 @@ public sealed class LoadRunnerTests
         using var output = new StringWriter();
         using var error = new StringWriter();
 
-        var exitCode = await CommandLine.RunAsync(["run", "--url", "http://127.0.0.1:9/", "--connectoins", "5"], output, error).WaitAsync(TestTimeout);
+        var exitCode = await CommandLine.RunAsync(["run", "--url", "http://127.0.0.1:9/", "--connectoins", "5"], output, error).DefaultTimeout();
 
         Assert.Equal(2, exitCode);
         Assert.Contains("--connectoins", error.ToString(), StringComparison.Ordinal);

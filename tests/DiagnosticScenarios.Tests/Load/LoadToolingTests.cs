@@ -10,7 +10,8 @@ namespace DiagnosticScenarios.Tests.Load;
 [Trait(TestCategory.Name, TestCategory.Load)]
 public sealed class LoadToolingTests : IDisposable
 {
-    private static readonly TimeSpan TestTimeout = TimeSpan.FromSeconds(90);
+    // Two scenarios, each a fresh server, a warm-up and a two-second load, on a machine the load tests have to themselves.
+    private static readonly TimeSpan CompareTimeout = TimeSpan.FromSeconds(90);
     private readonly string _out = Directory.CreateTempSubdirectory("compare-").FullName;
 
     [Fact]
@@ -21,7 +22,7 @@ public sealed class LoadToolingTests : IDisposable
 
         var exitCode = await CommandLine.RunAsync(
             ["compare", "--scenarios", "taskasyncwait,taskwait", "-c", "20", "-d", "2s", "--timeout", "5s", "--app", LoadExperiment.AppPath, "--out", _out],
-            output, error).WaitAsync(TestTimeout);
+            output, error).TimeoutAfter(CompareTimeout);
 
         Assert.True(exitCode == 0, error.ToString());
         Assert.Contains("| taskasyncwait | GOOD |", output.ToString(), StringComparison.Ordinal);
@@ -43,7 +44,7 @@ public sealed class LoadToolingTests : IDisposable
         // hey is one of the tools .ci/run installs, so under CI it must be there (a missing hey fails the test); elsewhere the
         // script's own fallback, the load runner, stands in.
         var tool = Requirements.IsCi || Requirements.OnPath("hey") is not null ? "hey" : "runner";
-        await using var server = await ServerProcess.StartAsync(new ServerOptions { AppPath = LoadExperiment.AppPath }).WaitAsync(TestTimeout);
+        await using var server = await LoadExperiment.StartServerAsync();
         var script = Path.Combine(RepositoryPaths.Root, "scripts", "load.sh");
         var run = await ChildProcess.RunAsync(
             new ChildProcessStart("bash", [script, "taskasyncwait", "10", "1s"])
@@ -51,7 +52,7 @@ public sealed class LoadToolingTests : IDisposable
                 WorkingDirectory = Path.GetTempPath(),
                 Environment = new Dictionary<string, string?> { ["BASE_URL"] = server.BaseAddress.ToString().TrimEnd('/'), ["LOAD_TOOL"] = tool },
             },
-            TestTimeout);
+            TimeoutExtensions.Default);
 
         var text = $"{run.Output}\n{run.Error}";
         Assert.True(run.ExitCode == 0, run.ToString());

@@ -22,7 +22,7 @@ internal static class HealthApp
             ["Logging__Console__FormatterName"] = "simple",
             ["Logging__Console__FormatterOptions__SingleLine"] = "true",
         },
-    }).WaitAsync(StartTimeout);
+    }).TimeoutAfter(StartTimeout);
 
     public static HttpClient CreateClient(this ServerProcess app) => new() { BaseAddress = app.BaseAddress, Timeout = TimeSpan.FromSeconds(30) };
 
@@ -39,5 +39,5 @@ internal static class HealthApp
             Duration = duration,
             Requests = maxRequests,
             DrainInFlight = false,
-        }).WaitAsync(duration + TimeSpan.FromSeconds(60));
+        }).TimeoutAfter(duration + TimeSpan.FromSeconds(60));
 }

@@ -13,7 +13,6 @@ namespace DiagnosticScenarios.Tests.ThreadPoolHealth;
 public sealed class MinThreadsControlTests(InProcessApp app, ITestOutputHelper output) : IClassFixture<InProcessApp>
 {
     private readonly InProcessApp _app = app.LogTo(output);
-    private static readonly TimeSpan Timeout = TimeSpan.FromSeconds(30);
 
     [Fact]
     public async Task MinThreads_AnswersWhatTheRuntimeAccepted_AndResetRestoresTheStartupValue()
@@ -23,11 +22,11 @@ public sealed class MinThreadsControlTests(InProcessApp app, ITestOutputHelper o
         var requested = startupWorkers + 3;
         try
         {
-            using var applied = await client.PutAsync(new Uri($"/api/threadpool/minthreads?workers={requested}", UriKind.Relative), null).WaitAsync(Timeout);
-            var appliedBody = await applied.Content.ReadFromJsonAsync<JsonElement>().WaitAsync(Timeout);
+            using var applied = await client.PutAsync(new Uri($"/api/threadpool/minthreads?workers={requested}", UriKind.Relative), null).DefaultTimeout();
+            var appliedBody = await applied.Content.ReadFromJsonAsync<JsonElement>().DefaultTimeout();
             ThreadPool.GetMinThreads(out var appliedWorkers, out _);
-            using var reset = await client.DeleteAsync(new Uri("/api/threadpool/minthreads", UriKind.Relative)).WaitAsync(Timeout);
-            var resetBody = await reset.Content.ReadFromJsonAsync<JsonElement>().WaitAsync(Timeout);
+            using var reset = await client.DeleteAsync(new Uri("/api/threadpool/minthreads", UriKind.Relative)).DefaultTimeout();
+            var resetBody = await reset.Content.ReadFromJsonAsync<JsonElement>().DefaultTimeout();
             ThreadPool.GetMinThreads(out var resetWorkers, out _);
 
             Assert.Equal(HttpStatusCode.OK, applied.StatusCode);

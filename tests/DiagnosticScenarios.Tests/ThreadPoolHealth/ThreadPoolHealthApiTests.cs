@@ -9,7 +9,8 @@ namespace DiagnosticScenarios.Tests.ThreadPoolHealth;
 public sealed class ThreadPoolHealthApiTests(InProcessApp app, ITestOutputHelper output) : IClassFixture<InProcessApp>
 {
     private readonly InProcessApp _app = app.LogTo(output);
-    private static readonly TimeSpan Timeout = TimeSpan.FromSeconds(30);
+    // How long the probe, the sampler or the attribution may take to show what a test waits for.
+    private static readonly TimeSpan Patience = TimeSpan.FromSeconds(30);
 
     [Fact]
     public async Task Snapshot_ReportsPoolFiguresAndProbeDelays_WhenTheProbeHasRun()
@@ -33,7 +34,7 @@ public sealed class ThreadPoolHealthApiTests(InProcessApp app, ITestOutputHelper
         using var client = _app.CreateClient();
         string[] routes = ["taskwait", "tasksleepwait", "syncio", "asyncsyncio", "taskasyncwait"];
 
-        await Task.WhenAll(routes.Select(r => client.GetStringAsync(new Uri($"/api/diagscenario/{r}?delayMs=300", UriKind.Relative)))).WaitAsync(Timeout);
+        await Task.WhenAll(routes.Select(r => client.GetStringAsync(new Uri($"/api/diagscenario/{r}?delayMs=300", UriKind.Relative)))).DefaultTimeout();
         var snapshot = await PollAsync(client, s => Endpoint(s, "taskasyncwait") is not null);
 
         foreach (var blocking in routes[..^1])
@@ -60,7 +61,7 @@ public sealed class ThreadPoolHealthApiTests(InProcessApp app, ITestOutputHelper
         // at 116 ms while the parallel tests started), which is not what the hold time is there to single out.
         for (var round = 0; round < 3; round++)
         {
-            await Task.WhenAll(routes.Select(r => client.GetStringAsync(new Uri($"{r}?delayMs=300", UriKind.Relative)))).WaitAsync(Timeout);
+            await Task.WhenAll(routes.Select(r => client.GetStringAsync(new Uri($"{r}?delayMs=300", UriKind.Relative)))).DefaultTimeout();
         }
 
         var snapshot = await PollAsync(client, s => routes.All(r => ThreadPoolApi.Endpoint(s, r)?.GetProperty("holdTime").GetProperty("count").GetInt32() >= 3));
@@ -83,7 +84,7 @@ public sealed class ThreadPoolHealthApiTests(InProcessApp app, ITestOutputHelper
         using var request = new HttpRequestMessage(HttpMethod.Get, "/api/threadpool/stream");
         request.Headers.Add("Last-Event-ID", "0");
 
-        using var response = await client.SendAsync(request, HttpCompletionOption.ResponseHeadersRead).WaitAsync(Timeout);
+        using var response = await client.SendAsync(request, HttpCompletionOption.ResponseHeadersRead).DefaultTimeout();
         var ids = await ReadEventIdsAsync(response, count: 3);
 
         Assert.Equal("text/event-stream", response.Content.Headers.ContentType?.MediaType);
@@ -99,10 +100,10 @@ public sealed class ThreadPoolHealthApiTests(InProcessApp app, ITestOutputHelper
         await PollAsync(client, s => s.GetProperty("queueDelay").GetProperty("window").GetProperty("count").GetInt32() >= 15);
         using var request = new HttpRequestMessage(HttpMethod.Get, "/api/threadpool/stream?after=0");
 
-        using var response = await client.SendAsync(request, HttpCompletionOption.ResponseHeadersRead).WaitAsync(Timeout);
-        using var reader = new StreamReader(await response.Content.ReadAsStreamAsync().WaitAsync(Timeout));
+        using var response = await client.SendAsync(request, HttpCompletionOption.ResponseHeadersRead).DefaultTimeout();
+        using var reader = new StreamReader(await response.Content.ReadAsStreamAsync().DefaultTimeout());
         var frame = new List<string>();
-        while (await reader.ReadLineAsync().WaitAsync(Timeout) is { Length: > 0 } line)
+        while (await reader.ReadLineAsync().DefaultTimeout() is { Length: > 0 } line)
         {
             frame.Add(line);
         }
@@ -123,8 +124,8 @@ public sealed class ThreadPoolHealthApiTests(InProcessApp app, ITestOutputHelper
     {
         using var client = _app.CreateControlClient();
 
-        using var response = await client.PutAsync(new Uri($"/api/threadpool/minthreads?{query}", UriKind.Relative), null).WaitAsync(Timeout);
-        var problem = await response.Content.ReadFromJsonAsync<JsonElement>().WaitAsync(Timeout);
+        using var response = await client.PutAsync(new Uri($"/api/threadpool/minthreads?{query}", UriKind.Relative), null).DefaultTimeout();
+        var problem = await response.Content.ReadFromJsonAsync<JsonElement>().DefaultTimeout();
 
         Assert.Equal(HttpStatusCode.BadRequest, response.StatusCode);
         Assert.Equal("application/problem+json", response.Content.Headers.ContentType?.MediaType);
@@ -140,7 +141,7 @@ public sealed class ThreadPoolHealthApiTests(InProcessApp app, ITestOutputHelper
     {
         using var client = _app.CreateControlClient();
 
-        using var response = await client.PostAsync(new Uri($"/api/threadpool/load?{query}", UriKind.Relative), null).WaitAsync(Timeout);
+        using var response = await client.PostAsync(new Uri($"/api/threadpool/load?{query}", UriKind.Relative), null).DefaultTimeout();
 
         Assert.Equal(HttpStatusCode.BadRequest, response.StatusCode);
         Assert.Equal("application/problem+json", response.Content.Headers.ContentType?.MediaType);
@@ -150,14 +151,14 @@ public sealed class ThreadPoolHealthApiTests(InProcessApp app, ITestOutputHelper
     public async Task Root_LeadsToThePageOnItsOwnServer_WhichServesItWithItsScriptAndNoExternalReferences()
     {
         using var appClient = _app.CreateClient(new WebApplicationFactoryClientOptions { AllowAutoRedirect = false });
-        using var root = await appClient.GetAsync(new Uri("/", UriKind.Relative)).WaitAsync(Timeout);
+        using var root = await appClient.GetAsync(new Uri("/", UriKind.Relative)).DefaultTimeout();
         var page = root.Headers.Location ?? throw new InvalidOperationException($"/ answered {(int)root.StatusCode} without a Location");
         // The live page's server is a real loopback listener, not the test server.
         using var browser = new HttpClient { BaseAddress = page };
 
-        var html = await browser.GetStringAsync(page).WaitAsync(Timeout);
-        var script = await browser.GetStringAsync(new Uri("/app.js", UriKind.Relative)).WaitAsync(Timeout);
-        var settings = await browser.GetFromJsonAsync<JsonElement>(new Uri("/api/threadpool/page", UriKind.Relative)).WaitAsync(Timeout);
+        var html = await browser.GetStringAsync(page).DefaultTimeout();
+        var script = await browser.GetStringAsync(new Uri("/app.js", UriKind.Relative)).DefaultTimeout();
+        var settings = await browser.GetFromJsonAsync<JsonElement>(new Uri("/api/threadpool/page", UriKind.Relative)).DefaultTimeout();
 
         Assert.Equal(HttpStatusCode.Redirect, root.StatusCode);
         Assert.True(settings.GetProperty("servedOffThePool").GetBoolean(), settings.ToString());
@@ -174,8 +175,8 @@ public sealed class ThreadPoolHealthApiTests(InProcessApp app, ITestOutputHelper
         await using var disabled = _app.With(("ThreadPoolHealth:Enabled", "false"));
         using var client = disabled.CreateClient();
 
-        using var api = await client.GetAsync(new Uri("/api/threadpool", UriKind.Relative)).WaitAsync(Timeout);
-        var ping = await client.GetStringAsync(new Uri("/api/diagscenario/ping", UriKind.Relative)).WaitAsync(Timeout);
+        using var api = await client.GetAsync(new Uri("/api/threadpool", UriKind.Relative)).DefaultTimeout();
+        var ping = await client.GetStringAsync(new Uri("/api/diagscenario/ping", UriKind.Relative)).DefaultTimeout();
 
         Assert.Equal(HttpStatusCode.NotFound, api.StatusCode);
         Assert.Equal("success:ping", ping);
@@ -186,16 +187,16 @@ public sealed class ThreadPoolHealthApiTests(InProcessApp app, ITestOutputHelper
 
     private static async Task<JsonElement> PollAsync(HttpClient client, Func<JsonElement, bool> until)
     {
-        var (met, snapshot) = await ThreadPoolApi.PollAsync(client, until, Timeout, TimeSpan.FromMilliseconds(200));
-        Assert.True(met, $"/api/threadpool never showed what the test waits for within {Timeout}: {snapshot}");
+        var (met, snapshot) = await ThreadPoolApi.PollAsync(client, until, Patience, TimeSpan.FromMilliseconds(200));
+        Assert.True(met, $"/api/threadpool never showed what the test waits for within {Patience}: {snapshot}");
         return snapshot;
     }
 
     private static async Task<List<long>> ReadEventIdsAsync(HttpResponseMessage response, int count)
     {
-        using var reader = new StreamReader(await response.Content.ReadAsStreamAsync().WaitAsync(Timeout));
+        using var reader = new StreamReader(await response.Content.ReadAsStreamAsync().DefaultTimeout());
         var ids = new List<long>();
-        while (ids.Count < count && await reader.ReadLineAsync().WaitAsync(Timeout) is { } line)
+        while (ids.Count < count && await reader.ReadLineAsync().DefaultTimeout() is { } line)
         {
             if (line.StartsWith("id: ", StringComparison.Ordinal))
             {
