@@ -1,31 +1,44 @@
+using System.Globalization;
 using System.Net;
 using System.Net.Http.Json;
+using System.Net.ServerSentEvents;
 using System.Text.Json;
+using DiagnosticScenarios.Detection;
+using DiagnosticScenarios.LoadRunner.Server;
+using DiagnosticScenarios.Tests.Load;
 using Microsoft.AspNetCore.Mvc.Testing;
+using Microsoft.AspNetCore.Routing;
+using Microsoft.Extensions.DependencyInjection;
 using Xunit.Abstractions;
 
 namespace DiagnosticScenarios.Tests.ThreadPoolHealth;
 
 public sealed class ThreadPoolHealthApiTests(InProcessApp app, ITestOutputHelper output) : IClassFixture<InProcessApp>
 {
-    private readonly InProcessApp _app = app.LogTo(output);
     // How long the probe, the sampler or the attribution may take to show what a test waits for.
     private static readonly TimeSpan Patience = TimeSpan.FromSeconds(30);
+    private readonly InProcessApp _app = app.LogTo(output);
 
     [Fact]
-    public async Task Snapshot_ReportsPoolFiguresAndProbeDelays_WhenTheProbeHasRun()
+    public async Task Snapshot_ReportsThePoolItsProcessWasStartedWith_AndProbeDelaysOnceTheProbeHasRun()
     {
-        using var client = _app.CreateClient();
+        // A process of its own whose pool the test sets from outside: every figure checked is one the test chose, not one
+        // read back through the ThreadPool calls the API itself makes.
+        await using var server = await ServerProcess.StartAsync(new ServerOptions
+        {
+            AppPath = LoadExperiment.AppPath,
+            ProcessorCount = 3,
+            MinWorkerThreads = 40,
+            ExtraEnvironment = new Dictionary<string, string> { ["DOTNET_ThreadPool_ForceMaxWorkerThreads"] = 100.ToString("X", CultureInfo.InvariantCulture) },
+        }).TimeoutAfter(MeasurementCache.MeasurementTimeout);
+        using var client = new HttpClient { BaseAddress = server.BaseAddress };
 
         var snapshot = await PollAsync(client, s => s.GetProperty("queueDelay").GetProperty("window").GetProperty("count").GetInt32() >= 3);
 
-        // The app runs in this process (TestServer): its figures are this process's pool.
-        ThreadPool.GetMinThreads(out var minWorkers, out _);
-        ThreadPool.GetMaxThreads(out var maxWorkers, out _);
-        Assert.Equal(Environment.ProcessorCount, snapshot.GetProperty("processorCount").GetInt32());
-        Assert.Equal(minWorkers, snapshot.GetProperty("minWorkerThreads").GetInt32());
-        Assert.Equal(maxWorkers, snapshot.GetProperty("maxWorkerThreads").GetInt32());
-        Assert.True(snapshot.TryGetProperty("injections", out var injections) && injections.TryGetProperty("cooperativeBlocking", out _));
+        Assert.Equal(3, snapshot.GetProperty("processorCount").GetInt32());
+        Assert.Equal(40, snapshot.GetProperty("minWorkerThreads").GetInt32());
+        Assert.Equal(100, snapshot.GetProperty("maxWorkerThreads").GetInt32());
+        Assert.True(snapshot.TryGetProperty("injections", out var injections) && injections.TryGetProperty("cooperativeBlocking", out _), snapshot.ToString());
     }
 
     [Fact]
@@ -77,18 +90,21 @@ public sealed class ThreadPoolHealthApiTests(InProcessApp app, ITestOutputHelper
     }
 
     [Fact]
-    public async Task Stream_ReplaysEverySampleSinceLastEventId_WithoutGaps()
+    public async Task Stream_ReplaysEverySampleAfterLastEventId_ThenGoesOnLiveWithoutAGap()
     {
         using var client = _app.CreateClient();
-        await PollAsync(client, s => s.GetProperty("queueDelay").GetProperty("window").GetProperty("count").GetInt32() >= 25);
+        // A reader that last saw sample 1 while several more are in the ring (one a second).
+        var snapshot = await PollAsync(client, s => Sequence(s) >= 4);
+        var latest = Sequence(snapshot);
         using var request = new HttpRequestMessage(HttpMethod.Get, "/api/threadpool/stream");
-        request.Headers.Add("Last-Event-ID", "0");
+        request.Headers.Add("Last-Event-ID", "1");
 
         using var response = await client.SendAsync(request, HttpCompletionOption.ResponseHeadersRead).DefaultTimeout();
-        var ids = await ReadEventIdsAsync(response, count: 3);
+        var (events, _) = await ReadEventsAsync(response, last: e => long.Parse(e.EventId!, CultureInfo.InvariantCulture) > latest);
 
+        // Every sample from 2 to the latest the API showed, then the next one, whether replayed or sent live.
         Assert.Equal("text/event-stream", response.Content.Headers.ContentType?.MediaType);
-        Assert.Equal([1L, 2L, 3L], ids);
+        Assert.Equal(Enumerable.Range(2, (int)latest).Select(i => i.ToString(CultureInfo.InvariantCulture)), events.Select(e => e.EventId));
     }
 
     [Fact]
@@ -97,21 +113,17 @@ public sealed class ThreadPoolHealthApiTests(InProcessApp app, ITestOutputHelper
         // TypedResults.ServerSentEvents writes the frames; an RC of .NET 10 left out the id line (aspnetcore#64183),
         // without which the browser sends no Last-Event-ID and a reconnect loses what it missed.
         using var client = _app.CreateClient();
-        await PollAsync(client, s => s.GetProperty("queueDelay").GetProperty("window").GetProperty("count").GetInt32() >= 15);
+        await PollAsync(client, s => Sequence(s) >= 1);
         using var request = new HttpRequestMessage(HttpMethod.Get, "/api/threadpool/stream?after=0");
 
         using var response = await client.SendAsync(request, HttpCompletionOption.ResponseHeadersRead).DefaultTimeout();
-        using var reader = new StreamReader(await response.Content.ReadAsStreamAsync().DefaultTimeout());
-        var frame = new List<string>();
-        while (await reader.ReadLineAsync().DefaultTimeout() is { Length: > 0 } line)
-        {
-            frame.Add(line);
-        }
+        var (events, parser) = await ReadEventsAsync(response, last: _ => true);
 
-        Assert.Contains("event: sample", frame);
-        Assert.Contains("id: 1", frame);
-        Assert.Contains("retry: 1000", frame);
-        using var data = JsonDocument.Parse(Assert.Single(frame, l => l.StartsWith("data: ", StringComparison.Ordinal))["data: ".Length..]);
+        var first = Assert.Single(events);
+        Assert.Equal("sample", first.EventType);
+        Assert.Equal("1", first.EventId);
+        Assert.Equal(TimeSpan.FromSeconds(1), parser.ReconnectionInterval);
+        using var data = JsonDocument.Parse(first.Data);
         Assert.Equal(1, data.RootElement.GetProperty("sequence").GetInt64());
     }
 
@@ -170,17 +182,22 @@ public sealed class ThreadPoolHealthApiTests(InProcessApp app, ITestOutputHelper
     }
 
     [Fact]
-    public async Task Api_IsNotMapped_WhenThreadPoolHealthIsDisabled()
+    public async Task EveryThreadPoolRoute_IsUnmapped_WhenThreadPoolHealthIsDisabled()
     {
         await using var disabled = _app.With(("ThreadPoolHealth:Enabled", "false"));
         using var client = disabled.CreateClient();
 
         using var api = await client.GetAsync(new Uri("/api/threadpool", UriKind.Relative)).DefaultTimeout();
         var ping = await client.GetStringAsync(new Uri("/api/diagscenario/ping", UriKind.Relative)).DefaultTimeout();
+        var mapped = disabled.Services.GetRequiredService<EndpointDataSource>().Endpoints.OfType<RouteEndpoint>()
+            .Select(e => e.RoutePattern.RawText ?? "")
+            .Where(route => route.TrimStart('/').StartsWith("api/threadpool", StringComparison.Ordinal))
+            .ToList();
 
+        Assert.Empty(mapped);
         Assert.Equal(HttpStatusCode.NotFound, api.StatusCode);
         Assert.Equal("success:ping", ping);
-        Assert.Null(disabled.Services.GetService(typeof(DiagnosticScenarios.Detection.HealthSampler)));
+        Assert.Null(disabled.Services.GetService<HealthSampler>());
     }
 
     private static JsonElement? Endpoint(JsonElement snapshot, string scenario) => ThreadPoolApi.Endpoint(snapshot, $"/api/diagscenario/{scenario}");
@@ -192,18 +209,24 @@ public sealed class ThreadPoolHealthApiTests(InProcessApp app, ITestOutputHelper
         return snapshot;
     }
 
-    private static async Task<List<long>> ReadEventIdsAsync(HttpResponseMessage response, int count)
+    // The sample the detector recorded last, as the API shows it (0 before the first).
+    private static long Sequence(JsonElement snapshot) => snapshot.GetProperty("starvation").GetProperty("sequence").GetInt64();
+
+    /// <summary>The stream's events as System.Net.ServerSentEvents parses them, up to the first for which <paramref name="last"/> holds; each read bounded.</summary>
+    private static async Task<(List<SseItem<string>> Events, SseParser<string> Parser)> ReadEventsAsync(HttpResponseMessage response, Func<SseItem<string>, bool> last)
     {
-        using var reader = new StreamReader(await response.Content.ReadAsStreamAsync().DefaultTimeout());
-        var ids = new List<long>();
-        while (ids.Count < count && await reader.ReadLineAsync().DefaultTimeout() is { } line)
+        var parser = SseParser.Create(await response.Content.ReadAsStreamAsync().DefaultTimeout());
+        var events = new List<SseItem<string>>();
+        await using var reader = parser.EnumerateAsync().GetAsyncEnumerator();
+        while (await reader.MoveNextAsync().AsTask().DefaultTimeout())
         {
-            if (line.StartsWith("id: ", StringComparison.Ordinal))
+            events.Add(reader.Current);
+            if (last(reader.Current))
             {
-                ids.Add(long.Parse(line[4..], System.Globalization.CultureInfo.InvariantCulture));
+                break;
             }
         }
 
-        return ids;
+        return (events, parser);
     }
 }
