@@ -116,14 +116,28 @@ public sealed class ScenarioEndpointTests(InProcessApp app, ITestOutputHelper ou
     public async Task HighCpu_SpinsForTheGivenTime()
     {
         using var client = _app.CreateClient();
+        await GetAsync(client, "/api/diagscenario/highcpu/1");
+        var spin = TimeSpan.FromMilliseconds(300);
 
-        var watch = Stopwatch.StartNew();
-        var (status, body) = await GetAsync(client, "/api/diagscenario/highcpu/300");
-        watch.Stop();
+        // A spin burns the CPU for as long as its thread is scheduled; a sleep or a timer for the same time burns next to
+        // none. Measured on the shared 2-core machine: 283–332 ms of the test host's CPU for highcpu/300 in three runs, and
+        // 16–85 ms with a Thread.Sleep(300) in its place. Another process on the cores can only take CPU from the spin,
+        // so the most of up to three answers decides.
+        var answers = new List<(TimeSpan Elapsed, TimeSpan Cpu)>();
+        while (answers.Count < Attempts && !answers.Any(a => a.Cpu >= spin / 2))
+        {
+            var cpuBefore = Environment.CpuUsage.TotalTime;
+            var watch = Stopwatch.StartNew();
+            var answer = await GetAsync(client, $"/api/diagscenario/highcpu/{spin.TotalMilliseconds}");
+            answers.Add((watch.Elapsed, Environment.CpuUsage.TotalTime - cpuBefore));
 
-        Assert.Equal(HttpStatusCode.OK, status);
-        Assert.Equal("success:highcpu", body);
-        Assert.True(watch.Elapsed >= TimeSpan.FromMilliseconds(300), $"highcpu/300 answered after {watch.Elapsed.TotalMilliseconds:F0} ms.");
+            Assert.Equal((HttpStatusCode.OK, "success:highcpu"), answer);
+        }
+
+        var figures = string.Join(", ", answers.Select(a => $"{a.Elapsed.TotalMilliseconds:F0} ms taking {a.Cpu.TotalMilliseconds:F0} ms of CPU"));
+        output.WriteLine(figures);
+        Assert.True(answers.All(a => a.Elapsed >= spin), $"highcpu/300 answered before its 300 ms: {figures}");
+        Assert.True(answers.Max(a => a.Cpu) >= spin / 2, $"highcpu/300 took too little CPU to have spun: {figures}");
     }
 
     [Fact]

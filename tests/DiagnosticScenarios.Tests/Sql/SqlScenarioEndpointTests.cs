@@ -35,11 +35,16 @@ public sealed class SqlScenarioEndpointTests(InProcessApp app, ITestOutputHelper
     public async Task SqlScenario_WaitsOneSecond_WhenDelayMsIsOmitted()
     {
         using var client = _app.CreateClient();
+        var responder = _app.Services.GetRequiredService<TdsResponder>();
+        var waitforsBefore = responder.WaitforTimings().Count;
         var started = Stopwatch.StartNew();
 
         using var response = await client.GetAsync(new Uri("/api/sqlscenario/async", UriKind.Relative)).DefaultTimeout();
 
+        // The database was asked for exactly one second, and the answer waited for it.
         Assert.Equal(HttpStatusCode.OK, response.StatusCode);
+        var waitfor = Assert.Single(responder.WaitforTimings().Skip(waitforsBefore));
+        Assert.Equal(TimeSpan.FromSeconds(1), waitfor.Delay);
         Assert.True(started.Elapsed >= TimeSpan.FromMilliseconds(995), $"answered after {started.ElapsedMilliseconds} ms");
     }
 
