@@ -12,13 +12,15 @@ public sealed class BadInputTests(InProcessApp app, ITestOutputHelper output) : 
     public static TheoryData<string, string, string> OutOfRangeOrMalformed()
     {
         var data = new TheoryData<string, string, string>();
-        foreach (var scenario in CatalogueData.Shapes(ScenarioCatalogue.Mock))
+        var queryShapes = CatalogueData.Shapes(ScenarioCatalogue.Mock).Select(s => $"/api/diagscenario/{s}")
+            .Concat(CatalogueData.Shapes(ScenarioCatalogue.Sql).Select(s => $"/api/sqlscenario/{s}"));
+        foreach (var route in queryShapes)
         {
-            data.Add($"/api/diagscenario/{scenario}?delayMs=abc", "delayMs", "0 to 60000");
-            data.Add($"/api/diagscenario/{scenario}?delayMs=-1", "delayMs", "0 to 60000");
-            data.Add($"/api/diagscenario/{scenario}?delayMs=60001", "delayMs", "0 to 60000");
-            data.Add($"/api/diagscenario/{scenario}?delayMs=99999999999", "delayMs", "0 to 60000");
-            data.Add($"/api/diagscenario/{scenario}?delayMs=1.5", "delayMs", "0 to 60000");
+            data.Add($"{route}?delayMs=abc", "delayMs", "0 to 60000");
+            data.Add($"{route}?delayMs=-1", "delayMs", "0 to 60000");
+            data.Add($"{route}?delayMs=60001", "delayMs", "0 to 60000");
+            data.Add($"{route}?delayMs=99999999999", "delayMs", "0 to 60000");
+            data.Add($"{route}?delayMs=1.5", "delayMs", "0 to 60000");
         }
 
         data.Add("/api/diagscenario/taskburst?count=0", "count", "1 to 10000");
