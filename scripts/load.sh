@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Loads one scenario of a running DiagnosticScenarios server with the first load tool found:
 # bombardier, hey, siege, wrk, else the project's own runner. LOAD_TOOL=<name> picks one; BASE_URL
-# (default http://localhost:5000) points at the server (`dotnet run --project src/DiagnosticScenarios`).
+# (default http://localhost:5000) points at the server (`dotnet run --project src/DiagnosticScenarios`); THINK_TIME
+# (seconds, e.g. 0.2, as the SQL article's siege -d 0.2) makes each client pause a random time up to it between requests.
 set -euo pipefail
 
 usage() {
   echo "usage: $(basename "$0") SCENARIO [connections=125] [duration=10s]" >&2
   echo "  SCENARIO: a mock scenario (taskwait, tasksleepwait, taskasyncwait, ...) or a path (/api/sqlscenario/async)" >&2
-  echo "  env: BASE_URL (default http://localhost:5000), LOAD_TOOL (bombardier|hey|siege|wrk|runner)" >&2
+  echo "  env: BASE_URL (default http://localhost:5000), LOAD_TOOL (bombardier|hey|siege|wrk|runner)," >&2
+  echo "       THINK_TIME (seconds, e.g. 0.2: a random pause up to it between requests; siege or the runner)" >&2
   exit 2
 }
 
@@ -19,9 +21,11 @@ scenario="$1"
 connections="${2:-125}"
 duration="${3:-10s}"
 base="${BASE_URL:-http://localhost:5000}"
+think="${THINK_TIME:-}"
 
 [[ "$connections" =~ ^[1-9][0-9]*$ ]] || { echo "connections must be a positive whole number, not '$connections'" >&2; usage; }
 [[ "$duration" =~ ^[1-9][0-9]*[smh]?$ ]] || { echo "duration must look like 10s, 2m or 30, not '$duration'" >&2; usage; }
+[[ -z "$think" || "$think" =~ ^[0-9]+(\.[0-9]+)?$ ]] || { echo "THINK_TIME must be seconds such as 0.2, not '$think'" >&2; usage; }
 case "$scenario" in
   /*) url="$base$scenario" ;;
   *) url="$base/api/diagscenario/$scenario" ;;
@@ -40,20 +44,29 @@ fi
 
 tool="${LOAD_TOOL:-}"
 if [ -z "$tool" ]; then
-  for candidate in bombardier hey siege wrk; do
+  # bombardier, hey and wrk send back to back; only siege (-d) and the runner (--think-time) pause between requests.
+  candidates="bombardier hey siege wrk"
+  [ -n "$think" ] && candidates="siege"
+  for candidate in $candidates; do
     if command -v "$candidate" >/dev/null 2>&1; then tool="$candidate"; break; fi
   done
   tool="${tool:-runner}"
 fi
 
-echo "$tool: $connections connections for $duration against $url" >&2
+case "$tool" in
+  bombardier|hey|wrk) [ -z "$think" ] || { echo "$tool cannot pause between requests; THINK_TIME needs LOAD_TOOL=siege or runner" >&2; exit 2; } ;;
+esac
+
+echo "$tool: $connections connections for $duration against $url${think:+, a random pause up to ${think} s between requests}" >&2
 case "$tool" in
   bombardier) exec bombardier -c "$connections" -d "$duration" -l "$url" ;;
   hey) exec hey -c "$connections" -z "$duration" "$url" ;;
-  siege) exec siege -b -c "$connections" -t "${seconds}S" "$url" ;;
+  siege)
+    if [ -n "$think" ]; then exec siege -d "$think" -c "$connections" -t "${seconds}S" "$url"; fi
+    exec siege -b -c "$connections" -t "${seconds}S" "$url" ;;
   wrk) exec wrk -t "$(( connections < 2 ? 1 : 2 ))" -c "$connections" -d "$duration" --latency "$url" ;;
   runner)
     dotnet build "$repo/src/DiagnosticScenarios.LoadRunner" -c Release -v quiet -nologo >/dev/null
-    exec "$repo/src/DiagnosticScenarios.LoadRunner/bin/Release/net10.0/DiagnosticScenarios.LoadRunner" run --url "$url" -c "$connections" -d "$duration" ;;
+    exec "$repo/src/DiagnosticScenarios.LoadRunner/bin/Release/net10.0/DiagnosticScenarios.LoadRunner" run --url "$url" -c "$connections" -d "$duration" ${think:+--think-time "${think}s"} ;;
   *) echo "unknown LOAD_TOOL '$tool'" >&2; usage ;;
 esac

@@ -1,18 +1,20 @@
 #!/usr/bin/env bash
-# The cost of a grouped stack snapshot with ~150 threads: a fresh server (2 processors, 200 min worker threads so the
-# pool grows at once) with 150 requests parked in taskwait, then the CLI's `stacks --json` (another process) and the
-# app's own capture (POST /api/threadpool/stacks, an EventPipe session on itself) several times each.
-# Prints each run, the medians, the CLI's peak RSS and the app's RSS before and its peak after the captures.
-# Usage: scripts/stacks-benchmark.sh [runs=5] [held=150]
+# The cost of a grouped stack snapshot with ~150 threads, source lines resolved: a fresh Release server (2 processors,
+# 200 min worker threads so the pool grows at once) with 150 requests of taskrunwait, whose Task.Run delegates park 150
+# pool threads in MockDatabase.Query, frames the JIT keeps (each app frame's file and line is read from the PDB); then the
+# CLI's `stacks --json` (another process) and the app's own capture (POST /api/threadpool/stacks, an EventPipe session on
+# itself) several times each. Prints each run, the medians, the CLI's peak RSS and the app's RSS before and its peak after.
+# Usage: scripts/stacks-benchmark.sh [runs=5] [held=150] [scenario=taskrunwait]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/server-common.sh
 runs=${1:-5}
 held=${2:-150}
+scenario=${3:-taskrunwait}
 dotnet build -c Release -v q -nologo src/DiagnosticScenarios >/dev/null
 dotnet build -c Release -v q -nologo src/DiagnosticScenarios.Diagnose >/dev/null
 bin=src/DiagnosticScenarios/bin/Release/net10.0
-cli=src/DiagnosticScenarios.Diagnose/bin/Release/net10.0/DiagnosticScenarios.Diagnose.dll
+cli=src/DiagnosticScenarios.Diagnose/bin/Release/net10.0/dotnet-blocking.dll
 port=$(free_port)
 base="http://127.0.0.1:$port"
 results=$(mktemp)
@@ -24,7 +26,7 @@ trap 'kill $app 2>/dev/null || true; wait 2>/dev/null || true; rm -f "$results" 
 wait_until_answering "$base"
 
 # The held requests end by themselves after 60 s at the latest, or when the app is killed.
-for _ in $(seq "$held"); do curl -s -m 70 "$base/api/diagscenario/taskwait?delayMs=60000" >/dev/null & done
+for _ in $(seq "$held"); do curl -s -m 70 "$base/api/diagscenario/$scenario?delayMs=60000" >/dev/null & done
 for _ in $(seq 100); do
   threads=$(awk '/^Threads:/ {print $2}' "/proc/$app/status")
   [ "$threads" -ge "$held" ] && break
@@ -36,14 +38,15 @@ echo "app: $(awk '/^Threads:/ {print $2}' "/proc/$app/status") OS threads, RSS $
 
 for i in $(seq "$runs"); do
   start=$(date +%s.%N)
-  /usr/bin/time -f "%M" -o "$results.time" dotnet "$cli" stacks -p "$app" --json --top 1 >"$results.json"
+  /usr/bin/time -f "%M" -o "$results.time" dotnet "$cli" stacks -p "$app" --json --top 1 --requests-window 0s >"$results.json"
   end=$(date +%s.%N)
   # The snapshot goes by file: with every stack in it, it is longer than one command-line argument may be.
   python3 - cli "$start" "$end" "$(cat "$results.time")" "$results.json" >>"$results" <<'PY'
 import json, sys
 s = json.load(open(sys.argv[5]))
 g = s["groups"][0]
-print(sys.argv[1], round((float(sys.argv[3]) - float(sys.argv[2])) * 1000), s["captureMs"], s["analysisMs"], sys.argv[4], s["threadCount"], s["poolThreadCount"], g["threads"], g["appFrame"])
+a = g["appFrame"]
+print(sys.argv[1], round((float(sys.argv[3]) - float(sys.argv[2])) * 1000), s["captureMs"], s["analysisMs"], sys.argv[4], s["threadCount"], s["poolThreadCount"], g["threads"], f'{a["method"]}@{a["source"]["fileName"]}:{a["source"]["line"]}' if a and a["source"] else a and a["method"])
 PY
   tail -n1 "$results"
 done
@@ -56,7 +59,8 @@ for i in $(seq "$runs"); do
 import json, sys
 s = json.load(open(sys.argv[5]))["snapshot"]
 g = s["groups"][0]
-print(sys.argv[1], round((float(sys.argv[3]) - float(sys.argv[2])) * 1000), s["captureMs"], s["analysisMs"], sys.argv[4], s["threadCount"], s["poolThreadCount"], g["threads"], g["appFrame"])
+a = g["appFrame"]
+print(sys.argv[1], round((float(sys.argv[3]) - float(sys.argv[2])) * 1000), s["captureMs"], s["analysisMs"], sys.argv[4], s["threadCount"], s["poolThreadCount"], g["threads"], f'{a["method"]}@{a["source"]["fileName"]}:{a["source"]["line"]}' if a and a["source"] else a and a["method"])
 PY
   tail -n1 "$results"
 done

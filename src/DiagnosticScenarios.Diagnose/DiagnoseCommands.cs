@@ -1,5 +1,6 @@
 using System.CommandLine;
 using System.CommandLine.Parsing;
+using System.Globalization;
 using System.Text.Json;
 using System.Text.Json.Serialization;
 using DiagnosticScenarios.Common;
@@ -8,6 +9,7 @@ using DiagnosticScenarios.Diagnosis;
 namespace DiagnosticScenarios.Diagnose;
 
 /// <summary>The verbs: <c>stacks</c> (a grouped snapshot of a process) and <c>waits</c> (the wait analysis, live or from a .nettrace).</summary>
+/// <remarks>Installed as the .NET tool <c>dotnet-blocking</c>; its help and one-line errors follow dotnet-stack's.</remarks>
 public static class DiagnoseCommands
 {
     public const int Failed = 1;
@@ -17,7 +19,7 @@ public static class DiagnoseCommands
 
     public static int Run(string[] args, TextWriter output, TextWriter error)
     {
-        var root = Build(output);
+        var root = Build(output, error);
         var parsed = root.Parse(args);
         if (parsed.Errors.Count > 0)
         {
@@ -42,18 +44,35 @@ public static class DiagnoseCommands
         }
     }
 
-    private static RootCommand Build(TextWriter output)
+    private static RootCommand Build(TextWriter output, TextWriter error)
     {
-        var processId = new Option<int?>("--process-id", "-p") { Description = "The id of the .NET process." };
-        var name = new Option<string?>("--name", "-n") { Description = "The name of the .NET process, e.g. DiagnosticScenarios." };
-        var json = new Option<bool>("--json") { Description = "JSON for scripts instead of text." };
-        var top = new Option<int>("--top") { Description = "How many blocking sites (stacks) or wait sites to print.", DefaultValueFactory = _ => 5 };
+        var processId = new Option<int?>("--process-id", "-p") { Description = "The process id to diagnose." };
+        var name = new Option<string?>("--name", "-n") { Description = "The name of the process to diagnose, e.g. DiagnosticScenarios." };
+        var format = new Option<ReportFormat>("--format")
+        {
+            Description = "text (the default), json for scripts, or speedscope (stacks only: a file https://www.speedscope.app opens).",
+            DefaultValueFactory = _ => ReportFormat.Text,
+        };
+        var json = new Option<bool>("--json") { Description = "The same as --format json." };
+        var outputFile = new Option<FileInfo?>("--output", "-o") { Description = "Write the report to this file instead of the console." };
+        var top = new Option<int>("--top") { Description = "How many blocking sites (stacks) or wait sites to show.", DefaultValueFactory = _ => 5 };
         var allThreads = new Option<bool>("--all-threads") { Description = "Every thread's group, not only the thread pool's." };
+        var app = new Option<string[]>("--app")
+        {
+            Description = "A namespace or assembly name whose frames are the app's (repeatable). Without it, a frame is the app's when its module is not the runtime, the shared framework or a package.",
+            AllowMultipleArgumentsPerToken = false,
+        };
+        var requestsWindow = new Option<TimeSpan>("--requests-window")
+        {
+            Description = "When a blocking site has no app frame (a Release build's JIT inlined it), how long to record ASP.NET Core's hosting events to tie its threads to requests before a second snapshot; 0s turns it off.",
+            DefaultValueFactory = _ => TimeSpan.FromSeconds(3),
+            CustomParser = r => ParseDuration(r, allowZero: true),
+        };
         var duration = new Option<TimeSpan>("--duration")
         {
             Description = $"How long to record waits ({Durations.Help}).",
             DefaultValueFactory = _ => TimeSpan.FromSeconds(10),
-            CustomParser = ParseDuration,
+            CustomParser = r => ParseDuration(r, allowZero: false),
         };
         var file = new Argument<FileInfo?>("trace") { Description = "A .nettrace recorded with --clrevents waithandle --clreventlevel verbose.", Arity = ArgumentArity.ZeroOrOne };
 
@@ -65,15 +84,25 @@ public static class DiagnoseCommands
             }
         });
 
-        var stacks = new Command("stacks", "Groups every managed thread of a process by identical stack and names the call each group is parked in and the app frame that made it.")
+        var stacks = new Command("stacks", "Groups every managed thread of a process by identical stack, and names the call each group is parked in, the app's line that made it, and its fix.")
         {
-            processId, name, json, top, allThreads,
+            processId, name, format, json, outputFile, top, allThreads, app, requestsWindow,
         };
         stacks.Validators.Add(r => RequireOneTarget(r, processId, name, null));
         stacks.SetAction(parse =>
         {
             var pid = Target(parse, processId, name);
-            var snapshot = StackSnapshots.Capture(pid);
+            var options = Options(parse, app);
+            var snapshot = StackSnapshots.Capture(pid, options);
+            var window = parse.GetValue(requestsWindow);
+            var unnamed = snapshot.BlockedPoolSites.Take(parse.GetValue(top)).Count(s => s.AppFrames.Count == 0);
+            if (unnamed > 0 && window > TimeSpan.Zero)
+            {
+                error.WriteLine(string.Create(CultureInfo.InvariantCulture,
+                    $"{unnamed} blocking site{(unnamed == 1 ? " has" : "s have")} no app frame: recording {window.TotalSeconds:0.#} s of ASP.NET Core's hosting events to tie {(unnamed == 1 ? "its" : "their")} threads to requests, then a second snapshot."));
+                snapshot = StackSnapshots.CaptureWithRequests(pid, window, options);
+            }
+
             var allSites = snapshot.BlockedPoolSites;
             var sites = allSites.Take(parse.GetValue(top)).ToList();
 
@@ -84,43 +113,74 @@ public static class DiagnoseCommands
                 .Where(g => (parse.GetValue(allThreads) || g.PoolThreads) && !allSites.Any(s => s.Groups.Contains(g)))
                 .Take(parse.GetValue(top));
             var shown = snapshot with { Groups = [.. siteGroups, .. others] };
-            if (parse.GetValue(json))
-            {
-                output.WriteLine(JsonSerializer.Serialize(shown, Json));
-            }
-            else
-            {
-                TextReport.WriteStacks(output, snapshot, sites, shown.Groups);
-            }
-
+            Write(parse, format, json, outputFile, output, report => TextReport.WriteStacks(report, snapshot, sites, shown.Groups), shown,
+                stream => SpeedscopeFile.Write(stream, snapshot, shown.Groups));
             return 0;
         });
 
-        var waits = new Command("waits", "The blocking waits (WaitHandleWait events, .NET 9+) of pool threads by call site, from a live process or a .nettrace file.")
+        var waits = new Command("waits", "The blocking waits (WaitHandleWait events, .NET 9+) of pool threads by call site and line, from a live process or a .nettrace file.")
         {
-            file, processId, name, duration, json, top,
+            file, processId, name, duration, format, json, outputFile, top, app,
         };
         waits.Validators.Add(r => RequireOneTarget(r, processId, name, file));
+        waits.Validators.Add(r =>
+        {
+            if (r.GetValue(format) == ReportFormat.Speedscope)
+            {
+                r.AddError("--format speedscope is for stacks; waits writes text or json.");
+            }
+        });
         waits.SetAction(parse =>
         {
             var trace = parse.GetValue(file);
+            var options = Options(parse, app);
             var analysis = trace is not null
-                ? WaitAnalyzer.Analyze(trace.FullName)
-                : WaitAnalyzer.Capture(Target(parse, processId, name), parse.GetValue(duration));
+                ? WaitAnalyzer.Analyze(trace.FullName, options)
+                : WaitAnalyzer.Capture(Target(parse, processId, name), parse.GetValue(duration), options);
             var sites = analysis.Sites.Take(parse.GetValue(top)).ToList();
-            if (parse.GetValue(json))
-            {
-                output.WriteLine(JsonSerializer.Serialize(analysis with { Sites = sites }, Json));
-            }
-            else
-            {
-                TextReport.WriteWaits(output, analysis, sites, trace?.FullName);
-            }
-
+            Write(parse, format, json, outputFile, output, report => TextReport.WriteWaits(report, analysis, sites, trace?.FullName), analysis with { Sites = sites }, null);
             return 0;
         });
 
-        return new RootCommand("Names the code that blocks a .NET process's thread pool: grouped stacks and wait analysis.") { stacks, waits };
+        return new RootCommand("Names the code that blocks a .NET process's thread pool, down to the line: grouped stacks and wait analysis.") { stacks, waits };
+    }
+
+    private static DiagnosisOptions Options(ParseResult parse, Option<string[]> app) =>
+        DiagnosisOptions.Default with { AppPrefixes = parse.GetValue(app) ?? [] };
+
+    private static void Write<T>(ParseResult parse, Option<ReportFormat> format, Option<bool> json, Option<FileInfo?> outputFile, TextWriter console,
+        Action<TextWriter> text, T model, Action<Stream>? speedscope)
+    {
+        var chosen = parse.GetValue(json) ? ReportFormat.Json : parse.GetValue(format);
+        var path = parse.GetValue(outputFile);
+        using var stream = path is null ? null : File.Create(path.FullName);
+        using var fileWriter = stream is null ? null : new StreamWriter(stream);
+        var writer = fileWriter ?? console;
+        switch (chosen)
+        {
+            case ReportFormat.Json:
+                writer.WriteLine(JsonSerializer.Serialize(model, Json));
+                break;
+            case ReportFormat.Speedscope when stream is not null:
+                speedscope!(stream);
+                break;
+            case ReportFormat.Speedscope:
+                using (var buffer = new MemoryStream())
+                {
+                    speedscope!(buffer);
+                    writer.WriteLine(System.Text.Encoding.UTF8.GetString(buffer.ToArray()));
+                }
+
+                break;
+            default:
+                text(writer);
+                break;
+        }
+
+        if (path is not null)
+        {
+            console.WriteLine($"Wrote {path.FullName}");
+        }
     }
 
     private static void RequireOneTarget(CommandResult result, Option<int?> processId, Option<string?> name, Argument<FileInfo?>? file)
@@ -137,15 +197,23 @@ public static class DiagnoseCommands
     private static int Target(ParseResult parse, Option<int?> processId, Option<string?> name) =>
         parse.GetValue(processId) ?? TargetProcess.FindByName(parse.GetValue(name)!);
 
-    private static TimeSpan ParseDuration(ArgumentResult result)
+    private static TimeSpan ParseDuration(ArgumentResult result, bool allowZero)
     {
         var text = result.Tokens.Count == 1 ? result.Tokens[0].Value : "";
-        if (Durations.TryParse(text, out var duration))
+        if (Durations.TryParse(text, out var duration, allowZero))
         {
             return duration;
         }
 
-        result.AddError(Durations.NotADuration(text));
+        result.AddError(Durations.NotADuration(text, allowZero));
         return TimeSpan.Zero;
     }
+}
+
+/// <summary>How a report is written.</summary>
+internal enum ReportFormat
+{
+    Text,
+    Json,
+    Speedscope,
 }

@@ -3,30 +3,40 @@ using DiagnosticScenarios.Diagnosis;
 
 namespace DiagnosticScenarios.Diagnose;
 
-/// <summary>The plain-text answers: one line per group or site a presenter can read out, then its stack.</summary>
+/// <summary>The plain-text answers: one line per group or site a presenter can read out, its fix, then its stack.</summary>
 internal static class TextReport
 {
     public static void WriteStacks(TextWriter output, StackSnapshot snapshot, IReadOnlyList<BlockingSite> sites, IReadOnlyList<ThreadGroup> groups)
     {
         output.WriteLine(string.Create(CultureInfo.InvariantCulture,
             $"Process {snapshot.ProcessId}: {snapshot.ThreadCount} managed threads, {snapshot.PoolThreadCount} of them pool threads, in {snapshot.Groups.Count} groups (captured in {snapshot.CaptureMs:0} ms, analysed in {snapshot.AnalysisMs:0} ms)."));
+        WriteAppModules(output, snapshot.Modules);
+        if (snapshot.Requests is { } requests)
+        {
+            output.WriteLine($"Requests on threads: {requests.Source}.");
+        }
+
         if (groups.Count == 0)
         {
             output.WriteLine("No thread-pool worker was seen; --all-threads shows the other threads.");
         }
 
         output.WriteLine();
-        output.WriteLine(sites.Count == 0 ? "No pool thread is parked in a blocking call." : "Blocking sites (pool threads parked in the same call from the same app frames):");
+        output.WriteLine(sites.Count == 0 ? "No pool thread is parked in a blocking call." : "Blocking sites (pool threads parked in the same call from the same app lines):");
         foreach (var site in sites)
         {
             output.WriteLine($"  {site.Describe(snapshot.PoolThreadCount)}");
+            if (site.Fix is { } fix)
+            {
+                output.WriteLine($"    fix: {fix}");
+            }
         }
 
         foreach (var group in groups)
         {
             output.WriteLine();
             output.WriteLine(group.Describe(snapshot.PoolThreadCount));
-            WriteFrames(output, group.Frames);
+            WriteFrames(output, group.Frames, group.AppFrames);
         }
     }
 
@@ -35,6 +45,7 @@ internal static class TextReport
         var source = file ?? $"process {analysis.ProcessId}";
         output.WriteLine(string.Create(CultureInfo.InvariantCulture,
             $"{source}: {analysis.Waits} waits in {analysis.DurationMs / 1000:0.0} s, {analysis.PoolWaits} on pool threads, at {analysis.Sites.Count} call sites."));
+        WriteAppModules(output, analysis.Modules);
         if (analysis.Waits == 0)
         {
             output.WriteLine("No WaitHandleWait event: the app is not on .NET 9+, the trace lacks --clrevents waithandle --clreventlevel verbose, or nothing waited (Thread.Sleep and blocking socket reads raise no such event).");
@@ -44,15 +55,32 @@ internal static class TextReport
         {
             output.WriteLine();
             output.WriteLine(site.Describe());
-            WriteFrames(output, site.Frames);
+            if (site.Fix is { } fix)
+            {
+                output.WriteLine($"  fix: {fix}");
+            }
+
+            WriteFrames(output, site.Frames, site.AppFrames);
         }
     }
 
-    private static void WriteFrames(TextWriter output, IReadOnlyList<string> frames)
+    // Which modules the report took for the app's, and why: a reader who disagrees passes --app.
+    private static void WriteAppModules(TextWriter output, IReadOnlyList<ModuleVerdict> modules)
     {
+        var app = modules.Where(m => m.IsApp).Select(m => $"{m.Module} ({m.Rule})").ToList();
+        output.WriteLine(app.Count == 0 ? "App code: no module of the stacks is the app's (--app names it)." : $"App code: {string.Join(", ", app)}.");
+    }
+
+    // The app's frames carry their line, so the stack reads like an exception's.
+    private static void WriteFrames(TextWriter output, IReadOnlyList<string> frames, IReadOnlyList<AppFrame> appFrames)
+    {
+        var next = 0;
         foreach (var frame in frames)
         {
-            output.WriteLine($"    {frame}");
+            var line = next < appFrames.Count && FrameNames.TypeAndMethod(frame) == appFrames[next].Method
+                ? appFrames[next++] is { Source: { } source } ? $" in {source.File}:{source.Line}" : ""
+                : "";
+            output.WriteLine($"    {frame}{line}");
         }
     }
 }

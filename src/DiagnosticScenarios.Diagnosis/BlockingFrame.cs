@@ -43,6 +43,9 @@ public enum BlockingKind
 /// <summary>The call a group of threads is parked in: its kind, a name a reader knows, and the frame that matched.</summary>
 public sealed record BlockingFrame(BlockingKind Kind, string Name, string Frame)
 {
+    /// <summary>The fix for a blocking call made inside a delegate handed to <c>Task.Run</c>, whatever its kind: the blocking moved, it did not go.</summary>
+    public const string TaskRunFix = "Task.Run around a blocking call only moves it to another pool thread: call the I/O's async API and await it (/api/diagscenario/taskrunwait → taskasyncwait)";
+
     private const string TaskWaitName = "Task.Result / Wait (sync-over-async)";
     private const string GetResultName = "GetAwaiter().GetResult() (sync-over-async)";
 
@@ -85,29 +88,61 @@ public sealed record BlockingFrame(BlockingKind Kind, string Name, string Frame)
         ("System.IO.Pipes.PipeStream.Read", BlockingKind.StreamRead, "pipe read"),
     ];
 
+    /// <summary>
+    /// The fix for a kind of blocking call, in one line, with the scenario pair that shows it (BAD route → GOOD route);
+    /// null for an idle worker, which is not blocked.
+    /// </summary>
+    public static string? FixFor(BlockingKind kind) => kind switch
+    {
+        BlockingKind.TaskWait or BlockingKind.GetAwaiterGetResult =>
+            "make the caller async and await the task (/api/diagscenario/taskwait → taskasyncwait)",
+        BlockingKind.Sleep =>
+            "await the task, or Task.Delay, instead of sleeping until it is done (/api/diagscenario/tasksleepwait → taskasyncwait)",
+        BlockingKind.SocketRead or BlockingKind.StreamRead =>
+            "call the driver's …Async twin with the request's CancellationToken and await it (/api/sqlscenario/sync → async)",
+        BlockingKind.Monitor =>
+            "hold no lock across a wait: a SemaphoreSlim(1) taken with await WaitAsync (/api/blocking/lock → lock-async)",
+        BlockingKind.SemaphoreSlim =>
+            "await SemaphoreSlim.WaitAsync instead of Wait (/api/blocking/semaphore → semaphore-async)",
+        BlockingKind.ManualResetEventSlim or BlockingKind.WaitHandle =>
+            "await the signal (a TaskCompletionSource, or a Channel for items) instead of waiting on an event (/api/blocking/blockingcollection → channel)",
+        BlockingKind.ThreadJoin =>
+            "run the work as a Task and await it instead of joining its thread (/api/diagscenario/taskwait → taskasyncwait)",
+        _ => null,
+    };
+
     /// <summary>The outermost blocking call in a stack given leaf first; null when the thread is not parked in a known call (e.g. running).</summary>
     /// <remarks>
     /// The patterns are prefixes, so that <c>Socket.Receive</c> covers <c>ReceiveFrom</c> and <c>WaitHandle.Wait</c> covers
     /// <c>WaitOne</c> and <c>WaitAny</c>; an async method (<see cref="FrameNames.IsAsyncMethod"/>, e.g. <c>NetworkStream.ReadAsync</c>)
     /// never blocks, and a thread sampled while running in one is not parked there.
     /// </remarks>
-    public static BlockingFrame? Find(IReadOnlyList<string> framesLeafFirst)
+    public static BlockingFrame? Find(IReadOnlyList<string> framesLeafFirst) =>
+        FindIndex(framesLeafFirst) is { } index ? Match(FrameNames.Method(framesLeafFirst[index]), framesLeafFirst[index]) : null;
+
+    /// <summary>Where <see cref="Find"/>'s frame is in the stack (leaf first), or null.</summary>
+    public static int? FindIndex(IReadOnlyList<string> framesLeafFirst)
     {
         ArgumentNullException.ThrowIfNull(framesLeafFirst);
         for (var i = framesLeafFirst.Count - 1; i >= 0; i--)
         {
             var method = FrameNames.Method(framesLeafFirst[i]);
-            if (FrameNames.IsAsyncMethod(method))
+            if (!FrameNames.IsAsyncMethod(method) && Match(method, framesLeafFirst[i]) is not null)
             {
-                continue;
+                return i;
             }
+        }
 
-            foreach (var (prefix, kind, name) in Patterns)
+        return null;
+    }
+
+    private static BlockingFrame? Match(string method, string frame)
+    {
+        foreach (var (prefix, kind, name) in Patterns)
+        {
+            if (method.StartsWith(prefix, StringComparison.Ordinal))
             {
-                if (method.StartsWith(prefix, StringComparison.Ordinal))
-                {
-                    return new BlockingFrame(kind, name, FrameNames.TypeAndMethod(framesLeafFirst[i]));
-                }
+                return new BlockingFrame(kind, name, FrameNames.TypeAndMethod(frame));
             }
         }
 

@@ -1,15 +1,21 @@
 namespace DiagnosticScenarios.Diagnosis;
 
-/// <summary>What counts as the app's own code, and how long a snapshot samples the target.</summary>
+/// <summary>What counts as the app's own code, what the app says its threads are serving, and how long a snapshot samples the target.</summary>
 public sealed record DiagnosisOptions
 {
-    /// <summary>The default: every namespace of this project.</summary>
-    public const string DefaultAppNamespacePrefix = "DiagnosticScenarios.";
-
     public static DiagnosisOptions Default { get; } = new();
 
-    /// <summary>A frame whose method starts with this prefix is the app's (this library's own frames never are).</summary>
-    public string AppNamespacePrefix { get; init; } = DefaultAppNamespacePrefix;
+    /// <summary>
+    /// Namespaces or assembly names whose frames are the app's (<c>--app</c>), overriding the automatic rule (a module that
+    /// is not the runtime, the shared framework or a package). Empty: the automatic rule.
+    /// </summary>
+    public IReadOnlyList<string> AppPrefixes { get; init; } = [];
+
+    /// <summary>
+    /// For a capture of the calling process: what each OS thread is serving (e.g. "GET /api/diagscenario/taskwait"), read at
+    /// the end of the recording, so a parked thread is named by its request whatever the JIT did to its frames.
+    /// </summary>
+    public Func<IReadOnlyDictionary<int, string>>? ThreadLabels { get; init; }
 
     /// <summary>
     /// How long the sample profiler runs for a snapshot. A blocked thread is sampled in its first millisecond; the rest

@@ -10,14 +10,18 @@ namespace DiagnosticScenarios.Diagnosis;
 /// </summary>
 internal static class EventPipeRecorder
 {
-    public static void Record(int processId, IReadOnlyList<EventPipeProvider> providers, TimeSpan duration, string path, DiagnosisOptions options)
+    public static void Record(int processId, IReadOnlyList<EventPipeProvider> providers, TimeSpan duration, string path, DiagnosisOptions options) =>
+        Record(processId, providers, () => Thread.Sleep(duration), path, options, rundown: true);
+
+    /// <summary>Records while <paramref name="whileOn"/> runs on the calling thread, then stops the session; with <paramref name="rundown"/>, the runtime names every method at the stop.</summary>
+    public static void Record(int processId, IReadOnlyList<EventPipeProvider> providers, Action whileOn, string path, DiagnosisOptions options, bool rundown)
     {
         TargetProcess.EnsureDiagnosable(processId);
         var client = new DiagnosticsClient(processId);
         EventPipeSession session;
         try
         {
-            session = client.StartEventPipeSession(providers, requestRundown: true, circularBufferMB: options.BufferMegabytes);
+            session = client.StartEventPipeSession(providers, requestRundown: rundown, circularBufferMB: options.BufferMegabytes);
         }
         catch (Exception e) when (e is ServerNotAvailableException or ServerErrorException or UnsupportedCommandException or IOException or TimeoutException)
         {
@@ -45,7 +49,7 @@ internal static class EventPipeRecorder
             };
             copier.Start();
 
-            Thread.Sleep(duration);
+            whileOn();
             try
             {
                 session.Stop();

@@ -2,12 +2,10 @@ namespace DiagnosticScenarios.Diagnosis;
 
 /// <summary>
 /// Reads the frame names TraceEvent gives (<c>module!Namespace.Type.Method(args)</c>): the short <c>Type.Method</c>
-/// a reader looks for, whether a frame is the app's, and whether a stack is a thread-pool worker's.
+/// a reader looks for, and whether a stack is a thread-pool worker's.
 /// </summary>
 public static class FrameNames
 {
-    private const string DiagnosisNamespace = "DiagnosticScenarios.Diagnosis.";
-
     // The bottom of every managed thread-pool worker: the portable pool's worker loop and the queue it drains.
     private static readonly string[] PoolDispatchMarkers =
     [
@@ -67,27 +65,9 @@ public static class FrameNames
         return method.EndsWith("Async", StringComparison.Ordinal);
     }
 
-    /// <summary>The app's own code: its namespace prefix, never this library.</summary>
-    public static bool IsApp(string frame, string appNamespacePrefix)
-    {
-        var method = Method(frame);
-        return method.StartsWith(appNamespacePrefix, StringComparison.Ordinal)
-            && !method.StartsWith(DiagnosisNamespace, StringComparison.Ordinal);
-    }
-
     /// <summary>A stack (leaf first) of a thread-pool worker.</summary>
     public static bool IsPoolWorker(IEnumerable<string> frames) =>
         frames.Any(f => PoolDispatchMarkers.Any(m => Method(f).StartsWith(m, StringComparison.Ordinal)));
-
-    /// <summary>
-    /// The app's innermost run of frames (<c>Type.Method</c>, innermost first): the code that made the call, up to the first
-    /// framework frame above it. The app's middleware further down every request's stack says nothing about the block.
-    /// </summary>
-    public static IReadOnlyList<string> AppFrames(IEnumerable<string> framesLeafFirst, string appNamespacePrefix) =>
-        framesLeafFirst.SkipWhile(f => !IsApp(f, appNamespacePrefix))
-            .TakeWhile(f => IsApp(f, appNamespacePrefix))
-            .Select(TypeAndMethod)
-            .ToList();
 
     private static int LastDotOutsideBrackets(string text, int before)
     {

@@ -1,22 +1,19 @@
 using System.Diagnostics;
 using System.Diagnostics.Tracing;
-using System.Globalization;
 using Microsoft.Diagnostics.NETCore.Client;
-using Microsoft.Diagnostics.Symbols;
 using Microsoft.Diagnostics.Tracing;
 using Microsoft.Diagnostics.Tracing.Etlx;
-using Microsoft.Diagnostics.Tracing.Stacks;
 
 namespace DiagnosticScenarios.Diagnosis;
 
 /// <summary>
 /// Stack snapshots as dotnet-stack takes them (a few milliseconds of the sample profiler plus rundown, resolved by
-/// TraceEvent), grouped and named. <see cref="Capture"/> is synchronous and needs no pool thread, so a dedicated thread of a
+/// TraceEvent), grouped and named down to the line. <see cref="Capture"/> is synchronous and needs no pool thread, so a dedicated thread of a
 /// starved process can snapshot that process itself.
 /// </summary>
 public static class StackSnapshots
 {
-    private const string ThreadFramePrefix = "Thread (";
+    private const string SampleProfiler = "Microsoft-DotNETCore-SampleProfiler";
 
     /// <summary>Samples every managed thread of <paramref name="processId"/> and groups the stacks. Call it from a thread that is not a pool thread when the target is this process.</summary>
     /// <exception cref="DiagnosisException">The process is not there, not .NET, or its diagnostic port did not answer.</exception>
@@ -29,7 +26,37 @@ public static class StackSnapshots
             var recording = Stopwatch.StartNew();
             Record(processId, trace, options);
             var captureMs = recording.Elapsed.TotalMilliseconds;
-            return Analyze(trace, options) with { ProcessId = processId, CaptureMs = Math.Round(captureMs, 1) };
+            var labels = options.ThreadLabels?.Invoke();
+            var requests = labels is null
+                ? null
+                : new RequestLabels("the app's own request labels", "serving", "not serving a request the app labelled", labels, Exact: true);
+            return Analyze(trace, options, requests) with { ProcessId = processId, CaptureMs = Math.Round(captureMs, 1) };
+        }
+        finally
+        {
+            File.Delete(trace);
+        }
+    }
+
+    /// <summary>
+    /// <see cref="Capture"/> of another process, with the last request each thread started (<see cref="HostingRequests"/>)
+    /// over <paramref name="window"/> before it: what names a route whose frames the JIT inlined away.
+    /// </summary>
+    /// <exception cref="DiagnosisException">The process is not there, not .NET, or its diagnostic port did not answer.</exception>
+    public static StackSnapshot CaptureWithRequests(int processId, TimeSpan window, DiagnosisOptions? options = null)
+    {
+        options ??= DiagnosisOptions.Default;
+        var trace = Path.Combine(Path.GetTempPath(), $"stacks-{processId}-{Guid.NewGuid():N}.nettrace");
+        try
+        {
+            var captureMs = 0.0;
+            var requests = HostingRequests.Record(processId, window, () =>
+            {
+                var recording = Stopwatch.StartNew();
+                Record(processId, trace, options);
+                captureMs = recording.Elapsed.TotalMilliseconds;
+            }, options);
+            return Analyze(trace, options, requests) with { ProcessId = processId, CaptureMs = Math.Round(captureMs, 1) };
         }
         finally
         {
@@ -56,39 +83,36 @@ public static class StackSnapshots
     public static Task RecordOnDedicatedThreadAsync(int processId, string nettracePath, DiagnosisOptions? options = null) =>
         EventPipeRecorder.OnDedicatedThread(() => { Record(processId, nettracePath, options); return nettracePath; }, "Stack recording");
 
-    /// <summary>Groups the stacks of a <c>.nettrace</c> recorded with the sample profiler and rundown (e.g. by dotnet-trace).</summary>
+    /// <summary>
+    /// Groups the stacks of a <c>.nettrace</c> recorded with the sample profiler and rundown (e.g. by dotnet-trace), with
+    /// the file and line of each app frame, and the request each thread runs when <paramref name="requests"/> says.
+    /// </summary>
     /// <exception cref="DiagnosisException">The file cannot be read as a trace.</exception>
-    public static StackSnapshot Analyze(string nettracePath, DiagnosisOptions? options = null)
+    public static StackSnapshot Analyze(string nettracePath, DiagnosisOptions? options = null, RequestLabels? requests = null)
     {
         options ??= DiagnosisOptions.Default;
         var analysis = Stopwatch.StartNew();
-        var threads = new Dictionary<int, IReadOnlyList<string>>();
+        var threads = new Dictionary<int, ResolvedStack>();
+        IReadOnlyList<ModuleVerdict> modules;
         using (var log = TraceLogFiles.Open(nettracePath))
-
-        // An empty symbol path: managed frames are named by the rundown, and nothing may reach for a symbol server.
-        using (var symbols = new SymbolReader(TextWriter.Null, nt_symbol_path: ""))
+        using (var resolver = new StackResolver(log.TraceLog, nettracePath, options))
         {
-            var stacks = new MutableTraceEventStackSource(log.TraceLog) { OnlyManagedCodeStacks = true };
-
-            // Its defaults, as dotnet-stack runs it (turning the activity grouping off fails inside TraceEvent); the
-            // activity frames it adds sit above the "Thread (id)" frame, where the walk below stops.
-            var computer = new SampleProfilerThreadTimeComputer(log.TraceLog, symbols);
-            computer.GenerateThreadTimeStacks(stacks);
-
             // A parked thread has the same stack in every sample; the first is as good as any, as dotnet-stack takes it.
-            stacks.ForEach(sample =>
+            var source = log.TraceLog.Events.GetSource();
+            source.AllEvents += data =>
             {
-                var (threadId, frames) = Walk(stacks, sample.StackIndex);
-                if (threadId is { } id && !threads.ContainsKey(id))
+                if (data.ProviderName == SampleProfiler && !threads.ContainsKey(data.ThreadID))
                 {
-                    threads[id] = frames;
+                    threads[data.ThreadID] = resolver.Resolve(StackResolver.Frames(data.CallStack()));
                 }
-            });
+            };
+            source.Process();
+            modules = resolver.Modules;
         }
 
         var groups = threads
-            .GroupBy(t => string.Join('\n', t.Value), StringComparer.Ordinal)
-            .Select(g => Group(g.Select(t => t.Key).Order().ToList(), g.First().Value, options))
+            .GroupBy(t => t.Value.Key, StringComparer.Ordinal)
+            .Select(g => Group(g.Select(t => t.Key).Order().ToList(), g.First().Value, requests))
             .OrderByDescending(g => g.Threads)
             .ThenByDescending(g => g.PoolThreads)
             .ThenBy(g => g.AppFrame is null)
@@ -101,46 +125,25 @@ public static class StackSnapshots
             AnalysisMs: Math.Round(analysis.Elapsed.TotalMilliseconds, 1),
             ThreadCount: threads.Count,
             PoolThreadCount: groups.Where(g => g.PoolThreads).Sum(g => g.Threads),
-            Groups: groups);
-    }
-
-    private static ThreadGroup Group(List<int> threadIds, IReadOnlyList<string> frames, DiagnosisOptions options)
-    {
-        var appFrames = FrameNames.AppFrames(frames, options.AppNamespacePrefix);
-        return new ThreadGroup(
-            threadIds.Count,
-            FrameNames.IsPoolWorker(frames),
-            BlockingFrame.Find(frames),
-            appFrames.Count > 0 ? appFrames[0] : null,
-            appFrames,
-            threadIds,
-            frames);
-    }
-
-    // Leaf to root until the "Thread (id)" pseudo-frame, which names the thread; native stretches come as one
-    // UNMANAGED_CODE_TIME frame each and are left out, so the same managed stack groups the same way.
-    private static (int? ThreadId, IReadOnlyList<string> Frames) Walk(StackSource stacks, StackSourceCallStackIndex index)
-    {
-        var frames = new List<string>();
-        while (index != StackSourceCallStackIndex.Invalid)
+            Groups: groups)
         {
-            var name = stacks.GetFrameName(stacks.GetFrameIndex(index), verboseName: false);
-            if (name.StartsWith(ThreadFramePrefix, StringComparison.Ordinal))
-            {
-                var end = name.IndexOf(')', StringComparison.Ordinal);
-                return int.TryParse(name.AsSpan(ThreadFramePrefix.Length, end - ThreadFramePrefix.Length), NumberStyles.Integer, CultureInfo.InvariantCulture, out var id)
-                    ? (id, frames)
-                    : (null, frames);
-            }
-
-            if (name.Contains('!', StringComparison.Ordinal))
-            {
-                frames.Add(name);
-            }
-
-            index = stacks.GetCallerIndex(index);
-        }
-
-        return (null, frames);
+            Modules = modules,
+            Requests = requests,
+        };
     }
+
+    private static ThreadGroup Group(List<int> threadIds, ResolvedStack stack, RequestLabels? requests) =>
+        new(threadIds.Count, FrameNames.IsPoolWorker(stack.Names), BlockingFrame.Find(stack.Names), stack.AppFrames, threadIds, stack.Names)
+        {
+            InlinedInto = stack.InlinedInto,
+            UnderTaskRun = stack.UnderTaskRun,
+            Requests = requests is null
+                ? []
+                : threadIds.Select(id => requests.ByThread.GetValueOrDefault(id))
+                    .OfType<string>()
+                    .GroupBy(r => r, StringComparer.Ordinal)
+                    .Select(r => new RequestCount(r.Key, r.Count()))
+                    .OrderByDescending(r => r.Threads)
+                    .ToList(),
+        };
 }

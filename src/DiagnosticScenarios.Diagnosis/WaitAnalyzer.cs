@@ -15,9 +15,10 @@ namespace DiagnosticScenarios.Diagnosis;
 public static class WaitAnalyzer
 {
     // What dotnet-trace's --clrevents waithandle asks for, plus JIT and loader events so that methods compiled during
-    // the session get names too (rundown names only those still loaded at the end).
+    // the session get names too (rundown names only those still loaded at the end), and the thread pool's own events,
+    // whose adjustments say why it added threads.
     private const ClrTraceEventParser.Keywords Keywords =
-        ClrTraceEventParser.Keywords.WaitHandle | ClrTraceEventParser.Keywords.Jit | ClrTraceEventParser.Keywords.Loader;
+        ClrTraceEventParser.Keywords.WaitHandle | ClrTraceEventParser.Keywords.Jit | ClrTraceEventParser.Keywords.Loader | ClrTraceEventParser.Keywords.Threading;
 
     /// <summary>Records the waits of <paramref name="processId"/> for <paramref name="duration"/> and analyses them. Synchronous; needs no pool thread.</summary>
     /// <exception cref="DiagnosisException">The process is not there, not .NET, or its diagnostic port did not answer.</exception>
@@ -27,14 +28,27 @@ public static class WaitAnalyzer
         var trace = Path.Combine(Path.GetTempPath(), $"waits-{processId}-{Guid.NewGuid():N}.nettrace");
         try
         {
-            var provider = new EventPipeProvider(ClrTraceEventParser.ProviderName, EventLevel.Verbose, (long)Keywords);
-            EventPipeRecorder.Record(processId, [provider], duration, trace, options);
+            Record(processId, duration, trace, options);
             return Analyze(trace, options) with { ProcessId = processId };
         }
         finally
         {
             File.Delete(trace);
         }
+    }
+
+    /// <summary>
+    /// Records what <see cref="Analyze"/> reads to <paramref name="nettracePath"/>, and no more: the runtime's wait events with
+    /// their stacks and ASP.NET Core's hosting events, which name the request a wait's thread serves when the JIT inlined the
+    /// app's frames away. A caller that must disturb the target as little as possible analyses it later.
+    /// </summary>
+    /// <exception cref="DiagnosisException">The process is not there, not .NET, or its diagnostic port did not answer.</exception>
+    public static void Record(int processId, TimeSpan duration, string nettracePath, DiagnosisOptions? options = null)
+    {
+        options ??= DiagnosisOptions.Default;
+        EventPipeRecorder.Record(processId,
+            [new EventPipeProvider(ClrTraceEventParser.ProviderName, EventLevel.Verbose, (long)Keywords), new EventPipeProvider(HostingRequests.ProviderName, EventLevel.Informational)],
+            duration, nettracePath, options);
     }
 
     /// <summary><see cref="Capture"/> on a thread of its own, for a caller that awaits.</summary>
@@ -47,71 +61,85 @@ public static class WaitAnalyzer
     {
         options ??= DiagnosisOptions.Default;
         using var log = TraceLogFiles.Open(nettracePath);
-        var open = new Dictionary<int, (double StartMs, IReadOnlyList<string> Frames)>();
-        var waits = new List<(int ThreadId, double Ms, bool Finished, IReadOnlyList<string> Frames)>();
+        using var resolver = new StackResolver(log.TraceLog, nettracePath, options);
+        var open = new Dictionary<int, (double StartMs, ResolvedStack Stack, string? Request)>();
+        var waits = new List<(int ThreadId, double Ms, bool Finished, ResolvedStack Stack, string? Request)>();
+        var lastRequest = new Dictionary<int, string>();
         var starts = 0;
+        var requestsStarted = 0;
+        var adjustments = new Dictionary<string, int>(StringComparer.Ordinal);
 
         var source = log.TraceLog.Events.GetSource();
+        source.Dynamic.All += data =>
+        {
+            if (HostingRequests.RequestStarted(data) is { } request)
+            {
+                requestsStarted++;
+                lastRequest[data.ThreadID] = request;
+            }
+        };
+        source.Clr.ThreadPoolWorkerThreadAdjustmentAdjustment += data =>
+        {
+            var reason = data.Reason.ToString();
+            adjustments[reason] = adjustments.GetValueOrDefault(reason) + 1;
+        };
         source.Clr.WaitHandleWaitStart += data =>
         {
             starts++;
-            open[data.ThreadID] = (data.TimeStampRelativeMSec, Frames(data));
+            open[data.ThreadID] = (data.TimeStampRelativeMSec, resolver.Resolve(StackResolver.Frames(data.CallStack())), lastRequest.GetValueOrDefault(data.ThreadID));
         };
         source.Clr.WaitHandleWaitStop += data =>
         {
             // A stop whose start came before the trace began has no stack to attribute: left out.
             if (open.Remove(data.ThreadID, out var start))
             {
-                waits.Add((data.ThreadID, data.TimeStampRelativeMSec - start.StartMs, true, start.Frames));
+                waits.Add((data.ThreadID, data.TimeStampRelativeMSec - start.StartMs, true, start.Stack, start.Request));
             }
         };
         source.Process();
 
         var endMs = log.TraceLog.SessionEndTimeRelativeMSec;
-        waits.AddRange(open.Select(o => (o.Key, endMs - o.Value.StartMs, false, o.Value.Frames)));
+        waits.AddRange(open.Select(o => (o.Key, endMs - o.Value.StartMs, false, o.Value.Stack, o.Value.Request)));
 
-        var poolWaits = waits.Where(w => FrameNames.IsPoolWorker(w.Frames)).ToList();
+        var poolWaits = waits.Where(w => FrameNames.IsPoolWorker(w.Stack.Names)).ToList();
+
+        // One site per call; a wait whose app frames the JIT inlined away is told apart by the request its thread serves.
         var sites = poolWaits
-            .Select(w => (Wait: w, AppFrames: FrameNames.AppFrames(w.Frames, options.AppNamespacePrefix), Blocking: BlockingFrame.Find(w.Frames)))
-            .GroupBy(w => SiteKey(w.AppFrames, w.Blocking, w.Wait.Frames), StringComparer.Ordinal)
+            .Select(w => (Wait: w, Blocking: BlockingFrame.Find(w.Stack.Names)))
+            .GroupBy(w => SiteKey(w.Wait.Stack, w.Blocking, w.Wait.Request), StringComparer.Ordinal)
             .Select(g =>
             {
-                var first = g.First();
+                var (first, blocking) = g.First();
                 return new WaitSite(
-                    first.AppFrames.Count > 0 ? first.AppFrames[0] : null,
-                    first.AppFrames,
-                    first.Blocking,
+                    first.Stack.AppFrames,
+                    blocking,
                     g.Count(),
                     g.Count(w => !w.Wait.Finished),
                     Math.Round(g.Sum(w => w.Wait.Ms), 1),
                     Math.Round(g.Max(w => w.Wait.Ms), 1),
                     g.Select(w => w.Wait.ThreadId).Distinct().Count(),
-                    first.Wait.Frames);
+                    first.Stack.Names)
+                {
+                    InlinedInto = first.Stack.InlinedInto,
+                    Fix = blocking is null ? null : first.Stack.UnderTaskRun ? BlockingFrame.TaskRunFix : BlockingFrame.FixFor(blocking.Kind),
+                    Requests = g.Where(w => w.Wait.Request is not null)
+                        .GroupBy(w => w.Wait.Request!, StringComparer.Ordinal)
+                        .Select(r => new RequestCount(r.Key, r.Select(w => w.Wait.ThreadId).Distinct().Count()))
+                        .OrderByDescending(r => r.Threads)
+                        .ToList(),
+                };
             })
             .OrderByDescending(s => s.TotalWaitMs)
             .ThenByDescending(s => s.Count)
             .ToList();
 
-        return new WaitAnalysis(0, Math.Round(endMs, 1), starts, poolWaits.Count, sites);
+        return new WaitAnalysis(0, Math.Round(endMs, 1), starts, poolWaits.Count, sites) { Modules = resolver.Modules, RequestsStarted = requestsStarted, PoolAdjustments = adjustments };
     }
 
-    // A call site is the app line and the kind of blocking call it made: the frame names of one call change as the JIT
-    // re-compiles and inlines (Task`1.get_Result, then Task`1.GetResultCore). A wait from framework code alone is told apart by its top frames.
-    private static string SiteKey(IReadOnlyList<string> appFrames, BlockingFrame? blocking, IReadOnlyList<string> frames) =>
-        string.Join('|', appFrames) + "#" + blocking?.Kind + (appFrames.Count == 0 ? "#" + string.Join('|', frames.Take(6)) : "");
-
-    private static List<string> Frames(TraceEvent data)
-    {
-        var frames = new List<string>();
-        for (var stack = data.CallStack(); stack is not null; stack = stack.Caller)
-        {
-            var method = stack.CodeAddress.FullMethodName;
-            if (!string.IsNullOrEmpty(method))
-            {
-                frames.Add($"{stack.CodeAddress.ModuleName}!{method}");
-            }
-        }
-
-        return frames;
-    }
+    // A call site is the app's lines and the kind of blocking call made there: the frame names of one call change as the
+    // JIT re-compiles and inlines (Task`1.get_Result, then Task`1.GetResultCore). Without app frames (framework code alone,
+    // or app code inlined away) it is the request the thread serves, or else the top frames.
+    private static string SiteKey(ResolvedStack stack, BlockingFrame? blocking, string? request) =>
+        string.Join('|', stack.AppFrames) + "#" + blocking?.Kind
+        + (stack.AppFrames.Count > 0 ? "" : request is not null ? $"#{stack.InlinedInto}#{request}" : "#" + string.Join('|', stack.Names.Take(6)));
 }

@@ -74,12 +74,13 @@ public static class CommandLine
         var requests = new Option<int?>("--requests", "-n") { Description = "Requests in total, instead of a duration.", CustomParser = r => Whole(r, 1, int.MaxValue) };
         var rate = new Option<double?>("--rate") { Description = "Open loop: requests per second at fixed times, latency counted from the intended send.", CustomParser = PositiveNumber };
         var timeout = Timeout();
+        var thinkTime = ThinkTime();
         var noDrain = new Option<bool>("--no-drain") { Description = "Do not wait for the requests in flight when the time is up." };
         var json = new Option<bool>("--json") { Description = "Write the report as JSON." };
 
         var command = new Command("run", "Closed loop: -c clients send back to back for -d (or -n requests in total); open loop with --rate.")
         {
-            url, connections, duration, requests, rate, timeout, noDrain, json,
+            url, connections, duration, requests, rate, thinkTime, timeout, noDrain, json,
         };
         command.SetAction(async (parse, cancellationToken) =>
         {
@@ -90,6 +91,7 @@ public static class CommandLine
                 Duration = parse.GetValue(duration),
                 Requests = parse.GetValue(requests),
                 Rate = parse.GetValue(rate),
+                ThinkTime = parse.GetValue(thinkTime),
                 Timeout = parse.GetValue(timeout),
                 DrainInFlight = !parse.GetValue(noDrain),
             };
@@ -123,16 +125,25 @@ public static class CommandLine
         var connections = Connections();
         var duration = new Option<TimeSpan?>("--duration", "-d") { Description = $"How long to load each scenario ({Durations.Help}).", CustomParser = PositiveDuration, DefaultValueFactory = _ => TimeSpan.FromSeconds(10) };
         var cpus = new Option<int>("--cpus") { Description = "DOTNET_PROCESSOR_COUNT of every server.", DefaultValueFactory = _ => 2, CustomParser = r => Whole(r, 1, 1024) ?? 0 };
-        var minThreads = new Option<int?>("--min-threads") { Description = "The SetMinThreads workaround, applied at start.", CustomParser = r => Whole(r, 1, short.MaxValue) };
+        var minThreads = new Option<int?>("--min-threads")
+        {
+            Description = "Raise the pool's minimum worker threads at start (the SetMinThreads workaround), through DOTNET_ThreadPool_ForceMinWorkerThreads.",
+            CustomParser = r => Whole(r, 1, short.MaxValue),
+        };
         var delayMs = new Option<int?>("--delay-ms") { Description = "The query delay; default the family's.", CustomParser = r => Whole(r, 0, 60_000) };
         var timeout = Timeout();
+        var thinkTime = ThinkTime();
         var environment = new Option<string[]>("--env") { Description = "KEY=VALUE for every server; repeat for more.", CustomParser = EnvironmentPairs };
         var outDirectory = new Option<string?>("--out") { Description = "Where to write compare.md, compare.json and compare.svg (default ./results/<timestamp>)." };
+        var diagnose = new Option<bool>("--diagnose")
+        {
+            Description = "Also record each server under its load from outside (a wait trace over the load, a stack snapshot half-way) and report where its pool threads block.",
+        };
         var app = new Option<string?>("--app") { Description = "The DiagnosticScenarios apphost or dll (default: the most recently built one in this repository)." };
 
         var command = new Command("compare", "Each scenario on a fresh server process (cold pool), one warm-up request, then the load; writes compare.md, compare.json and compare.svg.")
         {
-            family, scenarios, connections, duration, cpus, minThreads, delayMs, timeout, environment, outDirectory, app,
+            family, scenarios, connections, duration, cpus, minThreads, delayMs, thinkTime, timeout, environment, diagnose, outDirectory, app,
         };
         command.SetAction(async (parse, cancellationToken) =>
         {
@@ -154,6 +165,8 @@ public static class CommandLine
                 ProcessorCount = parse.GetValue(cpus),
                 MinWorkerThreads = parse.GetValue(minThreads),
                 DelayMs = parse.GetValue(delayMs),
+                ThinkTime = parse.GetValue(thinkTime),
+                Diagnose = parse.GetValue(diagnose),
                 Environment = (parse.GetValue(environment) ?? []).Select(p => p.Split('=', 2)).ToDictionary(p => p[0], p => p[1], StringComparer.Ordinal),
             };
             var directory = parse.GetValue(outDirectory) ?? Path.Combine("results", DateTime.UtcNow.ToString("yyyyMMdd-HHmmss", CultureInfo.InvariantCulture));
@@ -214,6 +227,9 @@ public static class CommandLine
 
     private static Option<int> Connections() =>
         new("--connections", "-c") { Description = "Concurrent connections.", DefaultValueFactory = _ => 125, CustomParser = r => Whole(r, 1, 100_000) ?? 0 };
+
+    private static Option<TimeSpan?> ThinkTime() =>
+        new("--think-time") { Description = $"Closed loop: each client waits a random time up to this between an answer and its next request, as siege -d ({Durations.Help}).", CustomParser = PositiveDuration };
 
     private static Option<TimeSpan> Timeout() =>
         new("--timeout") { Description = $"A request unanswered after this counts as a timeout ({Durations.Help}).", CustomParser = r => PositiveDuration(r) ?? default, DefaultValueFactory = _ => TimeSpan.FromSeconds(30) };

@@ -16,6 +16,11 @@ public static class CompareRunner
         ArgumentNullException.ThrowIfNull(options);
         ArgumentNullException.ThrowIfNull(log);
         var started = DateTimeOffset.UtcNow;
+        if (options.MinWorkerThreads is { } min)
+        {
+            await log.WriteLineAsync(FormattableString.Invariant($"min threads: {min}, {ServerOptions.MinWorkerThreadsVia}"));
+        }
+
         var server = await StartServerAsync(options, cancellationToken);
         try
         {
@@ -47,6 +52,8 @@ public static class CompareRunner
                 DelayMs = delayMs,
                 ProcessorCount = options.ProcessorCount,
                 MinWorkerThreads = options.MinWorkerThreads,
+                MinWorkerThreadsVia = options.MinWorkerThreads is null ? null : ServerOptions.MinWorkerThreadsVia,
+                ThinkTimeMs = options.ThinkTime?.TotalMilliseconds ?? 0,
                 Machine = $"{Environment.ProcessorCount} logical CPUs, {System.Runtime.InteropServices.RuntimeInformation.OSDescription}, .NET {Environment.Version}",
                 CommandLine = commandLine,
                 Results = results,
@@ -68,7 +75,7 @@ public static class CompareRunner
         var url = scenario.Url(server.BaseAddress, delayMs);
         await WarmUpAsync(url, options.Timeout, cancellationToken);
 
-        var load = new LoadOptions { Url = url, Connections = options.Connections, Duration = options.Duration, Timeout = options.Timeout };
+        var load = new LoadOptions { Url = url, Connections = options.Connections, Duration = options.Duration, Timeout = options.Timeout, ThinkTime = options.ThinkTime };
         var ping = new LoadOptions
         {
             Url = new Uri(server.BaseAddress, "api/diagscenario/ping"),
@@ -82,6 +89,7 @@ public static class CompareRunner
 
         await log.WriteLineAsync(FormattableString.Invariant($"{scenario.Name}: loading server pid {server.ProcessId}"));
         using var sampler = server.SampleThreadCount(TimeSpan.FromSeconds(1));
+        using var diagnosis = options.Diagnose ? LoadDiagnosis.Start(server.ProcessId, options.Duration) : null;
         var loadRun = LoadGenerator.RunAsync(load, null, cancellationToken);
         var pingRun = LoadGenerator.RunAsync(ping, null, cancellationToken);
         await Task.WhenAll(loadRun, pingRun);
@@ -94,6 +102,8 @@ public static class CompareRunner
             Load = await loadRun,
             Ping = await pingRun,
             Threads = sampler.Samples,
+            // Analysed now the load is over: a second or more of a core that would otherwise have been taken from the server.
+            Diagnosis = diagnosis is null ? null : await diagnosis.AnalyzeAsync(cancellationToken),
         };
     }
 

@@ -24,6 +24,33 @@ public static class CompareTable
                 $"| {r.Scenario} | {r.Verdict.ToString().ToUpperInvariant()} | {r.Load.RequestsPerSecond:0.0} | {atLeast}{Milliseconds.Format(l.Average)} | {atLeast}{Milliseconds.Format(l.P50)} | {atLeast}{Milliseconds.Format(l.P99)} | {atLeast}{Milliseconds.Format(l.Max)} | {r.Load.Failures} | {pingAtLeast}{Milliseconds.Format(ping.P50)} | {r.PeakThreads} | {r.ThreadsAtEnd} |");
         }
 
+        if (result.Results.Any(r => r.Diagnosis is not null))
+        {
+            text.AppendLine();
+            text.Append(RenderDiagnosis(result));
+        }
+
+        return text.ToString();
+    }
+
+    /// <summary>
+    /// What <c>--diagnose</c> saw of each server under its load: the runtime's help (thread-goal adjustments for cooperative
+    /// blocking and for starvation), the wait events on pool threads, and the snapshot's top blocking site.
+    /// </summary>
+    public static string RenderDiagnosis(ComparisonResult result)
+    {
+        ArgumentNullException.ThrowIfNull(result);
+        var text = new StringBuilder();
+        text.AppendLine("| scenario | cooperative-blocking injections | starvation injections | WaitHandleWait on pool threads | top blocking site (snapshot half-way) |");
+        text.AppendLine("|---|---:|---:|---:|---|");
+        foreach (var r in result.Results.Where(r => r.Diagnosis is not null))
+        {
+            var (snapshot, waits) = (r.Diagnosis!.Snapshot, r.Diagnosis.Waits);
+            var site = snapshot.TopBlockedPoolSite() is { } top ? top.Describe(snapshot.PoolThreadCount).ReplaceLineEndings(" ").Replace("|", "\\|", StringComparison.Ordinal) : "no pool thread parked in a blocking call";
+            text.AppendLine(CultureInfo.InvariantCulture,
+                $"| {r.Scenario} | {waits.PoolAdjustments.GetValueOrDefault("CooperativeBlocking")} | {waits.PoolAdjustments.GetValueOrDefault("Starvation")} | {waits.PoolWaits} | {site} |");
+        }
+
         return text.ToString();
     }
 
@@ -34,10 +61,13 @@ public static class CompareTable
         text.AppendLine(CultureInfo.InvariantCulture, $"# {result.Family} family, {result.Connections} connections, {result.DurationSeconds:0.#} s, {result.DelayMs} ms query");
         text.AppendLine();
         var pool = result.MinWorkerThreads is { } min
-            ? string.Create(CultureInfo.InvariantCulture, $"minimum worker threads forced to {min} (the `SetMinThreads` workaround)")
+            ? string.Create(CultureInfo.InvariantCulture, $"minimum worker threads {min}, {result.MinWorkerThreadsVia}")
             : "default thread pool";
+        var think = result.ThinkTimeMs > 0 ? string.Create(CultureInfo.InvariantCulture, $", each client pausing 0–{result.ThinkTimeMs:0} ms between requests") : "";
+        // Little's law: each client spends the query plus, on average, half the longest pause per request.
+        var cycleMs = result.DelayMs + (result.ThinkTimeMs / 2);
         text.AppendLine(CultureInfo.InvariantCulture,
-            $"Each scenario on a fresh server (cold pool), `DOTNET_PROCESSOR_COUNT={result.ProcessorCount}`, {pool}. Physical limit: {result.Connections * 1000.0 / result.DelayMs:0} req/s at {result.DelayMs} ms.");
+            $"Each scenario on a fresh server (cold pool), `DOTNET_PROCESSOR_COUNT={result.ProcessorCount}`, {pool}{think}. Physical limit: {result.Connections * 1000.0 / cycleMs:0} req/s at {result.DelayMs} ms.");
         text.AppendLine();
         text.Append(Render(result));
         text.AppendLine();

@@ -20,8 +20,17 @@ public sealed record ComparisonOptions
     /// <summary>The <c>SetMinThreads</c> workaround, applied at start; null for the default pool.</summary>
     public int? MinWorkerThreads { get; init; }
 
+    /// <summary>Each client's random pause, up to this, between an answer and its next request; null: back to back.</summary>
+    public TimeSpan? ThinkTime { get; init; }
+
     /// <summary>The query delay; null for the family's default.</summary>
     public int? DelayMs { get; init; }
 
     public IReadOnlyDictionary<string, string> Environment { get; init; } = new Dictionary<string, string>();
+
+    /// <summary>
+    /// Also diagnose each server under its load, from outside as any .NET process: a wait trace over the load and a stack
+    /// snapshot half-way through, recorded while the load runs and analysed after it, before the next server starts.
+    /// </summary>
+    public bool Diagnose { get; init; }
 }

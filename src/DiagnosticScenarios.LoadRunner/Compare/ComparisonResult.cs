@@ -14,6 +14,13 @@ public sealed record ComparisonResult
     public required int DelayMs { get; init; }
     public required int ProcessorCount { get; init; }
     public int? MinWorkerThreads { get; init; }
+
+    /// <summary>How <see cref="MinWorkerThreads"/> was applied, in words; null without it.</summary>
+    public string? MinWorkerThreadsVia { get; init; }
+
+    /// <summary>Each client's random pause, up to this many milliseconds, between an answer and its next request.</summary>
+    public double ThinkTimeMs { get; init; }
+
     public required string Machine { get; init; }
     public required string CommandLine { get; init; }
     public required IReadOnlyList<ScenarioResult> Results { get; init; }
@@ -30,6 +37,15 @@ public sealed record ScenarioResult
     public required LoadReport Ping { get; init; }
 
     public required IReadOnlyList<ThreadSample> Threads { get; init; }
+
+    /// <summary>What <c>--diagnose</c> saw of the server under this load; null without it.</summary>
+    public ScenarioDiagnosis? Diagnosis { get; init; }
+
     public int PeakThreads => Threads.Count == 0 ? 0 : Threads.Max(t => t.Threads);
     public int ThreadsAtEnd => Threads.Count == 0 ? 0 : Threads[^1].Threads;
 }
+
+/// <summary>A server under its load as the diagnosis library sees it from outside.</summary>
+/// <param name="Snapshot">Every thread half-way through the load, grouped, its blocking sites named.</param>
+/// <param name="Waits">The runtime's wait events over the load, by call site, and the pool's thread-goal adjustments by reason.</param>
+public sealed record ScenarioDiagnosis(DiagnosticScenarios.Diagnosis.StackSnapshot Snapshot, DiagnosticScenarios.Diagnosis.WaitAnalysis Waits);

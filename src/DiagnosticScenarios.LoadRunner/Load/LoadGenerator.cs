@@ -95,6 +95,12 @@ public static class LoadGenerator
                 while (_clock.ElapsedTicks < _stopSendingAt && !cancellationToken.IsCancellationRequested && Interlocked.Increment(ref _reserved) <= _maxRequests)
                 {
                     await SendAsync(_clock.ElapsedTicks, requestToken);
+                    if (options.ThinkTime is { } think && think > TimeSpan.Zero)
+                    {
+#pragma warning disable CA5394 // a think time needs spread, not secrecy
+                        await Task.Delay(think * Random.Shared.NextDouble(), CancellationToken.None);
+#pragma warning restore CA5394
+                    }
                 }
             }
         }

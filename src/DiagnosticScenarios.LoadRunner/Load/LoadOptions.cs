@@ -18,6 +18,12 @@ public sealed record LoadOptions
     /// <summary>Open loop: requests per second at fixed intended send times; latency counts from the intended time, so a stalled server cannot hide its delay (no coordinated omission).</summary>
     public double? Rate { get; init; }
 
+    /// <summary>
+    /// Closed loop: each client waits a random time from zero to this after an answer before its next request, as siege's
+    /// <c>-d</c> does (the SQL article's runs used 200 ms). Null or zero: back to back.
+    /// </summary>
+    public TimeSpan? ThinkTime { get; init; }
+
     /// <summary>A request still unanswered after this long counts as a timeout.</summary>
     public TimeSpan Timeout { get; init; } = TimeSpan.FromSeconds(30);
 
@@ -57,6 +63,16 @@ public sealed record LoadOptions
         if (Rate is { } r && (r <= 0 || double.IsNaN(r) || double.IsInfinity(r)))
         {
             throw new ArgumentOutOfRangeException(nameof(Rate), r, "The rate must be a positive number of requests per second.");
+        }
+
+        if (ThinkTime is { } think && think < TimeSpan.Zero)
+        {
+            throw new ArgumentOutOfRangeException(nameof(ThinkTime), think, "The think time cannot be negative.");
+        }
+
+        if (Rate is not null && ThinkTime is { } pause && pause > TimeSpan.Zero)
+        {
+            throw new ArgumentException("The open loop (--rate) sends at fixed times; a think time belongs to the closed loop.", nameof(ThinkTime));
         }
 
         if (Timeout <= TimeSpan.Zero)

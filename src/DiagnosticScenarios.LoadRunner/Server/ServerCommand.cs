@@ -14,13 +14,15 @@ internal static class ServerCommand
 
     public static ChildProcessStart For(ServerOptions options, Uri baseAddress)
     {
-        var (fileName, arguments) = Resolve(options.AppPath);
+        var (fileName, arguments) = options.RuntimeConfigPath is { } runtimeConfig
+            ? (Dotnet, ["exec", "--runtimeconfig", runtimeConfig, Path.GetFullPath(options.AppPath)])
+            : Resolve(options.AppPath);
         if (options.ContentRoot is not null)
         {
             arguments.AddRange(["--contentRoot", options.ContentRoot]);
         }
 
-        arguments.AddRange(["--urls", baseAddress.GetLeftPart(UriPartial.Authority)]);
+        arguments.AddRange(["--urls", string.Join(';', options.MoreUrls.Prepend(baseAddress.GetLeftPart(UriPartial.Authority)))]);
 
         var environment = InheritedSettingsToDrop.ToDictionary(key => key, string? (_) => null);
         environment["DOTNET_PROCESSOR_COUNT"] = options.ProcessorCount.ToString(CultureInfo.InvariantCulture);
@@ -62,7 +64,8 @@ internal static class ServerCommand
         }
 
         // No apphost: run the dll with the dotnet that runs us (the process is then named dotnet, not DiagnosticScenarios).
-        var dotnet = System.Environment.GetEnvironmentVariable("DOTNET_HOST_PATH") ?? "dotnet";
-        return (dotnet, [full]);
+        return (Dotnet, [full]);
     }
+
+    private static string Dotnet => System.Environment.GetEnvironmentVariable("DOTNET_HOST_PATH") ?? "dotnet";
 }

@@ -1,6 +1,6 @@
 namespace DiagnosticScenarios.LoadRunner.Server;
 
-/// <summary>How to start one DiagnosticScenarios server process.</summary>
+/// <summary>How to start one DiagnosticScenarios server process (or another ASP.NET Core app, with its own <see cref="ReadyPath"/>).</summary>
 public sealed record ServerOptions
 {
     /// <summary>The app's apphost (<c>DiagnosticScenarios</c>, <c>DiagnosticScenarios.exe</c>) or <c>DiagnosticScenarios.dll</c>; an apphost next to a dll is preferred so the process keeps its name.</summary>
@@ -24,12 +24,29 @@ public sealed record ServerOptions
     /// </summary>
     public int? MinWorkerThreads { get; init; }
 
+    /// <summary>
+    /// How <see cref="MinWorkerThreads"/> reaches the server, in words for reports. Of the ways to raise the minimum (the
+    /// runtimeconfig setting, the MSBuild property that writes it, <c>SetMinThreads</c>), this one needs neither a rebuild
+    /// nor a request: the runtime's environment setting forces the minimum at start.
+    /// </summary>
+    public const string MinWorkerThreadsVia =
+        "forced at start by the environment variable DOTNET_ThreadPool_ForceMinWorkerThreads (hexadecimal; SetMinThreads cannot lower it then)";
+
+    /// <summary>
+    /// A runtimeconfig.json to run the app with instead of its own (<c>dotnet exec --runtimeconfig</c>; the process is then
+    /// named dotnet): how a setting such as <c>System.Threading.ThreadPool.MinThreads</c> is tried without a rebuild.
+    /// </summary>
+    public string? RuntimeConfigPath { get; init; }
+
+    /// <summary>More addresses for the server to listen on besides its plain-HTTP base address, e.g. an https:// one.</summary>
+    public IReadOnlyList<string> MoreUrls { get; init; } = [];
+
     /// <summary>More environment variables for the server, e.g. <c>Database__Provider=PostgreSql</c>.</summary>
     public IReadOnlyDictionary<string, string> ExtraEnvironment { get; init; } = new Dictionary<string, string>();
 
-    /// <summary>The path the server answers once it is ready (a 2xx), from its root.</summary>
-    public string ReadyPath { get; init; } = "api/diagscenario/ping";
-
     /// <summary>How long the server may take to answer its first ping.</summary>
     public TimeSpan StartTimeout { get; init; } = TimeSpan.FromSeconds(30);
+
+    /// <summary>The path that answers once the server is ready: this app's ping, or another app's own (e.g. <c>healthz</c>).</summary>
+    public string ReadyPath { get; init; } = "api/diagscenario/ping";
 }

@@ -31,7 +31,7 @@ public sealed class ServerProcess : IAsyncDisposable
     /// <summary>The last lines the server wrote to stdout, then to stderr.</summary>
     public string Output => _process.Output + _process.Error;
 
-    /// <summary>Starts the server on a free loopback port and returns once it answers <c>/api/diagscenario/ping</c>.</summary>
+    /// <summary>Starts the server on a free loopback port and returns once it answers <see cref="ServerOptions.ReadyPath"/>.</summary>
     public static async Task<ServerProcess> StartAsync(ServerOptions options, CancellationToken cancellationToken = default)
     {
         ArgumentNullException.ThrowIfNull(options);

@@ -7,10 +7,20 @@ namespace DiagnosticScenarios.Catalogue;
 /// <param name="Route">The route template, as the OpenAPI document lists it.</param>
 /// <param name="Family">The <see cref="ScenarioFamily.Name"/> it belongs to.</param>
 /// <param name="Verdict">BAD, GOOD or baseline.</param>
-/// <param name="Action">The controller action that serves it (<c>Controller.Action</c>).</param>
+/// <param name="Action">
+/// The controller action that serves it (<c>Controller.Action</c>). The analyzer table finds the scenario's code from it:
+/// the <c>// BAD:</c> lines in this method or, when it has none, in the nearest app methods it calls.
+/// </param>
 /// <param name="Pattern">The code shape, in one line.</param>
 /// <param name="Why">Why it behaves as it does, in one line.</param>
-public sealed record Scenario(string Name, string Route, string Family, ScenarioVerdict Verdict, string Action, string Pattern, string Why);
+public sealed record Scenario(string Name, string Route, string Family, ScenarioVerdict Verdict, string Action, string Pattern, string Why)
+{
+    /// <summary>
+    /// The rules of <see cref="AnalyzerRules.All"/> that flag the scenario's <c>// BAD:</c> line when turned on, suppressions
+    /// ignored; empty when none does, and for GOOD and baseline scenarios, whose code none of them flags.
+    /// </summary>
+    public IReadOnlyList<string> FlaggedBy { get; init; } = [];
+}
 
 /// <summary>Scenarios that share a route prefix and, for the query families, a default delay.</summary>
 /// <param name="Name">What <c>compare --family</c> takes.</param>

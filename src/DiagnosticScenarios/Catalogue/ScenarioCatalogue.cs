@@ -5,8 +5,8 @@ namespace DiagnosticScenarios.Catalogue;
 
 /// <summary>
 /// Every scenario the app serves, defined once: its route, family, verdict, the code shape and why it behaves as it
-/// does, and the action that serves it. The load control's allow-list, the live page, the load runner's default
-/// lists (through <c>GET /api/scenarios</c>) and the tests' data all read it.
+/// does, the action that serves it, and which analyzer rules flag its BAD line. The load control's allow-list, the live
+/// page, the load runner's default lists (through <c>GET /api/scenarios</c>) and the tests' data all read it.
 /// </summary>
 public static class ScenarioCatalogue
 {
@@ -23,7 +23,8 @@ public static class ScenarioCatalogue
     [
         Starvation("taskwait", ScenarioVerdict.Bad, nameof(StarvationScenariosController.TaskWait),
             "a sync action reads .Result on the async query (sync-over-async)",
-            "holds a pool thread for the whole wait; since .NET 6 the pool injects threads faster for Task waits (cooperative blocking), so it degrades less than the others"),
+            "holds a pool thread for the whole wait; since .NET 6 the pool injects threads faster for Task waits (cooperative blocking), so it degrades less than the others")
+            with { FlaggedBy = [AnalyzerRules.Vsthrd002] },
         Starvation("tasksleepwait", ScenarioVerdict.Bad, nameof(StarvationScenariosController.TaskSleepWait),
             "a sync action polls while (!task.IsCompleted) Thread.Sleep(10)",
             "a block the pool does not recognise: thread injection falls back to one or two threads a second"),
@@ -35,13 +36,16 @@ public static class ScenarioCatalogue
             "the classic sync-I/O handler; no runtime compensation at all"),
         Starvation("asyncsyncio", ScenarioVerdict.Bad, nameof(StarvationScenariosController.AsyncSyncIo),
             "an async Task action with the blocking driver call inside",
-            "an async signature does not make blocking code asynchronous"),
+            "an async signature does not make blocking code asynchronous")
+            with { FlaggedBy = [AnalyzerRules.Vsthrd103, AnalyzerRules.Ca1849, AnalyzerRules.Ma0042] },
         Starvation("taskrunwait", ScenarioVerdict.Bad, nameof(StarvationScenariosController.TaskRunWait),
             "await Task.Run(() => blocking query)",
-            "fake async: frees the request thread by blocking another pool thread; analyzers do not flag it"),
+            "fake async: frees the request thread by blocking another pool thread; only MA0045, off by default, flags the call in the lambda")
+            with { FlaggedBy = [AnalyzerRules.Ma0045] },
         Starvation("getawaiterresult", ScenarioVerdict.Bad, nameof(StarvationScenariosController.GetAwaiterResult),
             ".GetAwaiter().GetResult() on the async query",
-            "the same block as .Result, without the AggregateException wrapping"),
+            "the same block as .Result, without the AggregateException wrapping")
+            with { FlaggedBy = [AnalyzerRules.Vsthrd002] },
         Starvation("ping", ScenarioVerdict.Baseline, nameof(StarvationScenariosController.Ping),
             "answers at once, no query",
             "the collateral-damage probe: under starvation even this gets slow"),
@@ -50,20 +54,24 @@ public static class ScenarioCatalogue
             "the driver blocks the pool thread in a socket read for the whole query; the pool gets no signal"),
         SqlShape("asyncsyncio", ScenarioVerdict.Bad, nameof(SqlScenarioController.AsyncSyncIo),
             "an async Task action with a synchronous ExecuteNonQuery() inside",
-            "an async signature does not make a blocking driver call asynchronous"),
+            "an async signature does not make a blocking driver call asynchronous")
+            with { FlaggedBy = [AnalyzerRules.Vsthrd103, AnalyzerRules.Ca1849, AnalyzerRules.Ma0042, AnalyzerRules.AsyncFixer02] },
         SqlShape("taskrun", ScenarioVerdict.Bad, nameof(SqlScenarioController.TaskRun),
             "await Task.Run(() => command.ExecuteNonQuery())",
-            "frees the request thread by blocking another pool thread for the whole query"),
+            "frees the request thread by blocking another pool thread for the whole query")
+            with { FlaggedBy = [AnalyzerRules.Ma0042] },
         SqlShape("wait", ScenarioVerdict.Bad, nameof(SqlScenarioController.Wait),
             "command.ExecuteNonQueryAsync().Wait()",
-            "the I/O is asynchronous but the pool thread waits for it (sync-over-async)"),
+            "the I/O is asynchronous but the pool thread waits for it (sync-over-async)")
+            with { FlaggedBy = [AnalyzerRules.Vsthrd002] },
         SqlShape("async", ScenarioVerdict.Good, nameof(SqlScenarioController.Async),
             "await command.ExecuteNonQueryAsync(cancellationToken)",
             "no thread is held while the query runs"),
         new("taskburst", "/api/diagscenario/taskburst", Tutorial.Name, ScenarioVerdict.Bad,
             Action(nameof(StarvationScenariosController), nameof(StarvationScenariosController.TaskBurst)),
             "N tasks that each wait by .Wait() inside Task.Run (mode=blocking), or by await (mode=async, the GOOD twin)",
-            "blocking needs a thread per task and each timer completion queues behind the tasks not yet started; async finishes in about one delay"),
+            "blocking needs a thread per task and each timer completion queues behind the tasks not yet started; async finishes in about one delay")
+            { FlaggedBy = [AnalyzerRules.Vsthrd002, AnalyzerRules.Ma0042] },
         TutorialEndpoint("deadlock", ScenarioVerdict.Bad, nameof(DiagnosticsTutorialsController.Deadlock),
             "two threads take two locks in opposite order, 300 more queue on the first",
             "for the debug-deadlock tutorial (dotnet-dump, syncblk); at most one per process"),

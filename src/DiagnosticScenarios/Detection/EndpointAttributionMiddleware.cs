@@ -1,4 +1,5 @@
 using System.Diagnostics;
+using DiagnosticScenarios.StackCapture;
 
 namespace DiagnosticScenarios.Detection;
 
@@ -26,6 +27,10 @@ internal sealed class EndpointAttributionMiddleware(RequestDelegate next, Endpoi
     {
         var started = Stopwatch.GetTimestamp();
         stats.Entered();
+
+        // While the request holds this thread, a stack capture names its route, whatever the JIT inlined.
+        var thread = RequestThreads.Current;
+        thread.Enter(context.Request.Method, stats.Route);
         Task pipeline;
         try
         {
@@ -39,6 +44,7 @@ internal sealed class EndpointAttributionMiddleware(RequestDelegate next, Endpoi
         }
 
         // Reached on return from next(): either the request is done or it has just yielded its thread.
+        thread.Leave();
         var yielded = Stopwatch.GetTimestamp();
         stats.Yielded();
         var holdMs = Stopwatch.GetElapsedTime(started, yielded).TotalMilliseconds;

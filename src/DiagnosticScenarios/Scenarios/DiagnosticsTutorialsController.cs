@@ -51,9 +51,9 @@ public sealed class DiagnosticsTutorialsController(DeadlockScenario deadlock, Me
     public string HighCpu([FromRoute, Range(1, 60_000)] int milliseconds)
     {
         var watch = Stopwatch.StartNew();
+        // BAD: spins this thread at 100 % CPU for the whole time; the high-CPU tutorial finds this frame in dotnet-trace.
         while (watch.ElapsedMilliseconds < milliseconds)
         {
-            // Spin: the high-CPU tutorial looks for this frame in dotnet-trace.
         }
 
         return "success:highcpu";
@@ -74,6 +74,7 @@ public sealed class DiagnosticsTutorialsController(DeadlockScenario deadlock, Me
         while (deadline.Elapsed < total && !cancellationToken.IsCancellationRequested)
         {
             var wave = new List<Customer>(2_000_000);
+            // BAD: two million short-lived objects a wave; the GC heap the memory tutorials watch rises and falls with them.
             for (var i = 0; i < 2_000_000; i++)
             {
                 wave.Add(new Customer(Guid.NewGuid().ToString()));
@@ -118,6 +119,7 @@ public sealed class DiagnosticsTutorialsController(DeadlockScenario deadlock, Me
     public string Exception()
     {
 #pragma warning disable CA2201 // deliberate: the tutorial throws the base Exception type
+        // BAD: an unhandled exception; the app answers it with a 500 ProblemDetails.
         throw new Exception("bad, bad code");
 #pragma warning restore CA2201
     }

@@ -36,6 +36,7 @@ public sealed class MemoryLeakScenario(IOptions<ScenarioOptions> options)
             customers[i] = new Customer(Guid.NewGuid().ToString());
         }
 
+        // BAD: the static queue keeps these customers reachable until the process ends; gcroot shows the path.
         LeakedCustomers.Enqueue(customers);
         leakedKb = before + kb;
         return true;

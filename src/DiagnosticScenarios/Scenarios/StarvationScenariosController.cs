@@ -1,6 +1,5 @@
 using System.ComponentModel.DataAnnotations;
 using System.Diagnostics;
-using System.Runtime.CompilerServices;
 using System.Text.Json.Serialization;
 using Microsoft.AspNetCore.Mvc;
 using Microsoft.AspNetCore.RateLimiting;
@@ -12,9 +11,6 @@ namespace DiagnosticScenarios.Scenarios;
 /// Thread-pool starvation, one code shape per endpoint. Every endpoint runs the same mock query;
 /// only the way it waits differs. The single GOOD shape is <see cref="TaskAsyncWait"/>.
 /// </summary>
-// Every action, and each lambda a BAD action hands to Task.Run, is [MethodImpl(NoInlining)] only so that stack tools
-// can name it: in a Release build the JIT would otherwise inline it into its caller (ASP.NET's compiled invoker, the
-// task's InnerInvoke), and EventPipe stacks cannot show inlined frames. It is not part of any fix.
 [ApiController]
 [Route("api/diagscenario")]
 [Produces("text/plain")]
@@ -27,7 +23,6 @@ public sealed class StarvationScenariosController(MockDatabase database, IOption
     /// <remarks>The pool injects threads faster for Task waits since .NET 6 (cooperative blocking), so this degrades less than the others, but it degrades.</remarks>
     /// <param name="delayMs">How long the mock database takes to answer, in milliseconds (0–60000, default 500).</param>
     [HttpGet("taskwait")]
-    [MethodImpl(MethodImplOptions.NoInlining)]
     public string TaskWait([FromQuery, Range(0, MaxDelayMs)] int? delayMs)
     {
 #pragma warning disable VSTHRD002 // deliberate: this endpoint demonstrates sync-over-async
@@ -41,7 +36,6 @@ public sealed class StarvationScenariosController(MockDatabase database, IOption
     /// <remarks>No cooperative-blocking help: thread injection falls back to about 1–2 threads a second. The worst of the family.</remarks>
     /// <param name="delayMs">How long the mock database takes to answer, in milliseconds (0–60000, default 500).</param>
     [HttpGet("tasksleepwait")]
-    [MethodImpl(MethodImplOptions.NoInlining)]
     public string TaskSleepWait([FromQuery, Range(0, MaxDelayMs)] int? delayMs)
     {
         var query = database.QueryAsync(MockDelay(delayMs));
@@ -59,7 +53,6 @@ public sealed class StarvationScenariosController(MockDatabase database, IOption
     /// <param name="delayMs">How long the mock database takes to answer, in milliseconds (0–60000, default 500).</param>
     /// <param name="cancellationToken">Cancelled when the client goes away.</param>
     [HttpGet("taskasyncwait")]
-    [MethodImpl(MethodImplOptions.NoInlining)]
     public async Task<string> TaskAsyncWait([FromQuery, Range(0, MaxDelayMs)] int? delayMs, CancellationToken cancellationToken)
     {
         // GOOD: await hands this thread back to the pool until the query answers; that is the one difference from taskwait.
@@ -71,7 +64,6 @@ public sealed class StarvationScenariosController(MockDatabase database, IOption
     /// <remarks>The thread waits in the driver, where the pool cannot see it: no compensation at all.</remarks>
     /// <param name="delayMs">How long the mock database takes to answer, in milliseconds (0–60000, default 500).</param>
     [HttpGet("syncio")]
-    [MethodImpl(MethodImplOptions.NoInlining)]
     public string SyncIo([FromQuery, Range(0, MaxDelayMs)] int? delayMs)
     {
         // BAD: the blocking query holds this pool thread for its whole duration.
@@ -84,7 +76,6 @@ public sealed class StarvationScenariosController(MockDatabase database, IOption
     /// <param name="delayMs">How long the mock database takes to answer, in milliseconds (0–60000, default 500).</param>
 #pragma warning disable CS1998 // deliberate: an async method with nothing to await is the point of this endpoint
     [HttpGet("asyncsyncio")]
-    [MethodImpl(MethodImplOptions.NoInlining)]
     public async Task<string> AsyncSyncIo([FromQuery, Range(0, MaxDelayMs)] int? delayMs)
     {
 #pragma warning disable VSTHRD103 // deliberate: this endpoint demonstrates a blocking call inside an async method
@@ -96,15 +87,14 @@ public sealed class StarvationScenariosController(MockDatabase database, IOption
 #pragma warning restore CS1998
 
     /// <summary>BAD: "fake async". <c>await Task.Run(...)</c> around the blocking query frees the request thread by blocking another pool thread.</summary>
-    /// <remarks>Analyzers do not flag it, and it costs a thread switch on top of the blocked thread.</remarks>
+    /// <remarks>Of the blocking-call analyzers only MA0045, off by default, flags the call inside the lambda; and it costs a thread switch on top of the blocked thread.</remarks>
     /// <param name="delayMs">How long the mock database takes to answer, in milliseconds (0–60000, default 500).</param>
     /// <param name="cancellationToken">Cancelled when the client goes away (only before the blocking query starts).</param>
     [HttpGet("taskrunwait")]
-    [MethodImpl(MethodImplOptions.NoInlining)]
     public async Task<string> TaskRunWait([FromQuery, Range(0, MaxDelayMs)] int? delayMs, CancellationToken cancellationToken)
     {
         // BAD: Task.Run moves the blocking query to another pool thread, which it holds for the whole query.
-        await Task.Run([MethodImpl(MethodImplOptions.NoInlining)] () => database.Query(MockDelay(delayMs)), cancellationToken);
+        await Task.Run(() => database.Query(MockDelay(delayMs)), cancellationToken);
         return "success:taskrunwait";
     }
 
@@ -112,7 +102,6 @@ public sealed class StarvationScenariosController(MockDatabase database, IOption
     /// <remarks>It only avoids the AggregateException wrapping; the thread is held all the same.</remarks>
     /// <param name="delayMs">How long the mock database takes to answer, in milliseconds (0–60000, default 500).</param>
     [HttpGet("getawaiterresult")]
-    [MethodImpl(MethodImplOptions.NoInlining)]
     public string GetAwaiterResult([FromQuery, Range(0, MaxDelayMs)] int? delayMs)
     {
 #pragma warning disable VSTHRD002 // deliberate: this endpoint demonstrates sync-over-async
@@ -124,7 +113,6 @@ public sealed class StarvationScenariosController(MockDatabase database, IOption
 
     /// <summary>Baseline: answers at once, no query. Under starvation even this gets slow: the collateral damage.</summary>
     [HttpGet("ping")]
-    [MethodImpl(MethodImplOptions.NoInlining)]
     public string Ping() => "success:ping";
 
     /// <summary>
@@ -141,7 +129,6 @@ public sealed class StarvationScenariosController(MockDatabase database, IOption
     /// <param name="delayMs">How long each task waits, in milliseconds (0–60000, default 1000).</param>
     /// <param name="cancellationToken">Cancelled when the client goes away.</param>
     [HttpGet("taskburst")]
-    [MethodImpl(MethodImplOptions.NoInlining)]
     [EnableRateLimiting(ScenarioConcurrencyLimits.BlockingTaskBurstPolicy)]
     [ProducesResponseType(StatusCodes.Status200OK)]
     [ProducesResponseType(StatusCodes.Status503ServiceUnavailable)]
@@ -165,7 +152,7 @@ public sealed class StarvationScenariosController(MockDatabase database, IOption
             burst[i] = burstMode == TaskBurstMode.Blocking
 #pragma warning disable VSTHRD002, VSTHRD110 // deliberate: each task blocks a pool thread on purpose
                 // BAD: .Wait() parks a pool thread per task; the pool must grow to run them all.
-                ? Task.Run([MethodImpl(MethodImplOptions.NoInlining)] () => Task.Delay(delay).Wait(stop.Token), stop.Token)
+                ? Task.Run(() => Task.Delay(delay).Wait(stop.Token), stop.Token)
 #pragma warning restore VSTHRD002, VSTHRD110
                 // GOOD: await releases the thread; all tasks wait at once on timers.
                 : Task.Run(async () => await Task.Delay(delay, stop.Token), stop.Token);

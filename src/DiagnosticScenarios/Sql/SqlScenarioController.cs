@@ -17,9 +17,6 @@ namespace DiagnosticScenarios.Sql;
 /// pool, or logging in when the pool is cold), so a pool that is too small is visible, not mistaken for the threads.
 /// The same time goes to the <c>DiagnosticScenarios.Sql</c> meter.
 /// </remarks>
-// Every action, and each lambda a BAD action hands to Task.Run, is [MethodImpl(NoInlining)] only so that stack tools
-// can name it: in a Release build the JIT would otherwise inline it into its caller (ASP.NET's compiled invoker, the
-// task's InnerInvoke), and EventPipe stacks cannot show inlined frames. It is not part of any fix.
 [ApiController]
 [Route("api/sqlscenario")]
 [Produces("text/plain")]
@@ -37,7 +34,6 @@ public sealed class SqlScenarioController(SqlScenarioDatabase database, SqlScena
     /// <remarks>The driver blocks this pool thread in a socket read for the whole query; the pool gets no signal to compensate.</remarks>
     /// <param name="delayMs">How long the database waits before it answers, in milliseconds (0–60000, default 1000).</param>
     [HttpGet("sync")]
-    [MethodImpl(MethodImplOptions.NoInlining)]
     public string Sync([FromQuery, Range(0, MaxDelayMs)] int? delayMs)
     {
         using var connection = database.CreateConnection();
@@ -55,7 +51,6 @@ public sealed class SqlScenarioController(SqlScenarioDatabase database, SqlScena
     /// <param name="delayMs">How long the database waits before it answers, in milliseconds (0–60000, default 1000).</param>
 #pragma warning disable CS1998 // deliberate: an async method with nothing to await is the point of this endpoint
     [HttpGet("asyncsyncio")]
-    [MethodImpl(MethodImplOptions.NoInlining)]
     public async Task<string> AsyncSyncIo([FromQuery, Range(0, MaxDelayMs)] int? delayMs)
     {
 #pragma warning disable VSTHRD103 // deliberate: this endpoint demonstrates blocking calls inside an async method
@@ -72,18 +67,17 @@ public sealed class SqlScenarioController(SqlScenarioDatabase database, SqlScena
 #pragma warning restore CS1998
 
     /// <summary>BAD: "fake async", <c>command.ExecuteNonQuery()</c> inside <c>await Task.Run(...)</c>.</summary>
-    /// <remarks>Frees the request thread by blocking another pool thread for the whole query; analyzers do not flag it.</remarks>
+    /// <remarks>Frees the request thread by blocking another pool thread for the whole query; of the blocking-call analyzers only MA0042, at its default info severity, flags the calls inside the lambda.</remarks>
     /// <param name="delayMs">How long the database waits before it answers, in milliseconds (0–60000, default 1000).</param>
     /// <param name="cancellationToken">Cancelled when the client goes away (only before the blocking query starts).</param>
     [HttpGet("taskrun")]
-    [MethodImpl(MethodImplOptions.NoInlining)]
     public async Task<string> TaskRun([FromQuery, Range(0, MaxDelayMs)] int? delayMs, CancellationToken cancellationToken)
     {
         using var connection = database.CreateConnection();
         using var command = database.CreateDelayCommand(connection, Delay(delayMs));
         // BAD: Task.Run moves the blocking open and ExecuteNonQuery to another pool thread, which it holds for the whole WAITFOR.
         await Task.Run(
-            [MethodImpl(MethodImplOptions.NoInlining)] () =>
+            () =>
             {
                 var opening = Stopwatch.GetTimestamp();
                 connection.Open();
@@ -98,7 +92,6 @@ public sealed class SqlScenarioController(SqlScenarioDatabase database, SqlScena
     /// <remarks>The I/O is asynchronous but this pool thread waits for it; cooperative blocking makes the pool grow a little faster, no more.</remarks>
     /// <param name="delayMs">How long the database waits before it answers, in milliseconds (0–60000, default 1000).</param>
     [HttpGet("wait")]
-    [MethodImpl(MethodImplOptions.NoInlining)]
     public string Wait([FromQuery, Range(0, MaxDelayMs)] int? delayMs)
     {
         using var connection = database.CreateConnection();
@@ -117,7 +110,6 @@ public sealed class SqlScenarioController(SqlScenarioDatabase database, SqlScena
     /// <param name="delayMs">How long the database waits before it answers, in milliseconds (0–60000, default 1000).</param>
     /// <param name="cancellationToken">Cancelled when the client goes away; the driver then cancels the command on the server.</param>
     [HttpGet("async")]
-    [MethodImpl(MethodImplOptions.NoInlining)]
     public async Task<string> Async([FromQuery, Range(0, MaxDelayMs)] int? delayMs, CancellationToken cancellationToken)
     {
         await using var connection = database.CreateConnection();

@@ -14,6 +14,9 @@ public sealed partial class StackCaptureService : IStarvationListener, IDisposab
     public const string StarvationTrigger = "starvation";
     public const string RequestTrigger = "request";
 
+    // The app knows which request each thread serves: a parked thread is named by its route whatever the JIT inlined.
+    private static readonly DiagnosisOptions CaptureOptions = DiagnosisOptions.Default with { ThreadLabels = RequestThreads.Snapshot };
+
     private readonly StackCaptureOptions _options;
     private readonly ILogger<StackCaptureService> _logger;
     private readonly Lock _lock = new();
@@ -140,7 +143,7 @@ public sealed partial class StackCaptureService : IStarvationListener, IDisposab
     {
         try
         {
-            var snapshot = StackSnapshots.Capture(Environment.ProcessId);
+            var snapshot = StackSnapshots.Capture(Environment.ProcessId, CaptureOptions);
             var top = snapshot.TopBlockedPoolSite();
             var milliseconds = Math.Round(snapshot.CaptureMs + snapshot.AnalysisMs);
             if (top is null)
@@ -149,7 +152,7 @@ public sealed partial class StackCaptureService : IStarvationListener, IDisposab
             }
             else
             {
-                LogTopSite(_logger, trigger, top.Describe(snapshot.PoolThreadCount), milliseconds);
+                LogTopSite(_logger, trigger, top.Describe(snapshot.PoolThreadCount), top.Fix ?? "none known", milliseconds);
             }
 
             return new StackCaptureResult(trigger, requestedAt, snapshot, null);
@@ -161,8 +164,8 @@ public sealed partial class StackCaptureService : IStarvationListener, IDisposab
         }
     }
 
-    [LoggerMessage(EventId = 5101, Level = LogLevel.Warning, Message = "Stack capture ({Trigger}): {TopSite} (captured and analysed in {Milliseconds} ms)")]
-    private static partial void LogTopSite(ILogger logger, string trigger, string topSite, double milliseconds);
+    [LoggerMessage(EventId = 5101, Level = LogLevel.Warning, Message = "Stack capture ({Trigger}): {TopSite}. Fix: {Fix} (captured and analysed in {Milliseconds} ms)")]
+    private static partial void LogTopSite(ILogger logger, string trigger, string topSite, string fix, double milliseconds);
 
     [LoggerMessage(EventId = 5102, Level = LogLevel.Information, Message = "Stack capture ({Trigger}): none of the {PoolThreads} pool threads is parked in a blocking call (captured and analysed in {Milliseconds} ms)")]
     private static partial void LogNoBlockedGroup(ILogger logger, string trigger, int poolThreads, double milliseconds);

@@ -7,20 +7,51 @@
   let shown = null;
 
   const frameName = (frame) => frame.slice(frame.indexOf('!') + 1);
+  const shortMethod = (frame) => frameName(frame).replace(/\(.*$/, '').split('.').slice(-2).join('.');
+
+  // Where the app made the call, as the snapshot's own Describe says it: the line and its text, the callers, or the
+  // compiled invoker the JIT inlined the app's code into.
+  function where(appFrames, inlinedInto) {
+    if (!appFrames.length) {
+      return inlinedInto
+        ? `, no app frame: the app's code was inlined into ${inlinedInto} (a method compiled at run time; a Release build's JIT inlines small methods)`
+        : ', no app frame';
+    }
+
+    const [innermost, ...callers] = appFrames;
+    const source = (s) => s.text === null ? `${s.fileName}:${s.line} (source file not on this machine)` : `${s.fileName}:${s.line} \`${s.text}\``;
+    const at = innermost.source ? ` at ${source(innermost.source)} in ${innermost.method}` : ` in ${innermost.method} (no line: ${innermost.noSource})`;
+    const rest = callers.map((f) => ` ← ${f.method}${f.source ? ` (${f.source.fileName}:${f.source.line})` : ''}`).join('');
+    const inlined = appFrames.length && inlinedInto ? ` ← called by ${inlinedInto}, compiled at run time, where the JIT may have inlined the action` : '';
+    return at + rest + inlined;
+  }
 
   function describe(group, poolThreads) {
     const who = group.poolThreads ? `${group.threads} of ${poolThreads} pool threads` : `${group.threads} other thread${group.threads === 1 ? '' : 's'}`;
-    const where = !group.blocking ? 'not parked in a known blocking call'
+    const blocked = !group.blocking ? 'not parked in a known blocking call'
       : group.blocking.kind === 'IdleWorker' ? 'idle, waiting for work'
-      : `blocked in ${group.blocking.name} at ${group.blocking.frame}`;
-    const app = group.appFrames.length ? `app frame ${group.appFrames.join(' ← ')}` : 'no app frame';
-    return `${who}: ${where}, ${app}`;
+      : `blocked in ${group.blocking.name} (${group.blocking.frame})`;
+    return `${who}: ${blocked}${where(group.appFrames, group.inlinedInto)}`;
   }
 
   function describeSite(site, poolThreads) {
-    const app = site.appFrames.length ? `app frame ${site.appFrames.join(' ← ')}` : 'no app frame';
     const stacks = site.groups.length === 1 ? '1 stack' : `${site.groups.length} stacks`;
-    return `${site.threads} of ${poolThreads} pool threads: blocked in ${site.blocking.name}, ${app} (${stacks})`;
+    const requests = site.requestsSeen ? `; ${site.requestsSeen}` : '';
+    return `${site.threads} of ${poolThreads} pool threads: blocked in ${site.blocking.name}${where(site.appFrames, site.inlinedInto)}${requests} (${stacks})`;
+  }
+
+  // The stack as an exception shows it: the app's frames with their file and line.
+  function stackText(group) {
+    let next = 0;
+    return group.frames.map((frame) => {
+      const app = group.appFrames[next];
+      if (app && shortMethod(frame) === app.method.split('.').slice(-2).join('.')) {
+        next++;
+        return app.source ? `${frameName(frame)} in ${app.source.file}:${app.source.line}` : frameName(frame);
+      }
+
+      return frameName(frame);
+    }).join('\n');
   }
 
   function groupDetails(group, poolThreads) {
@@ -29,7 +60,7 @@
     const summary = document.createElement('summary');
     summary.textContent = describe(group, poolThreads);
     const stack = document.createElement('pre');
-    stack.textContent = group.frames.map(frameName).join('\n');
+    stack.textContent = stackText(group);
     details.append(summary, stack);
     return details;
   }
@@ -57,7 +88,10 @@
       details.className = 'stack-group holder';
       const summary = document.createElement('summary');
       summary.textContent = describeSite(site, s.poolThreadCount);
-      details.append(summary, ...site.groups.map((group) => groupDetails(group, s.poolThreadCount)));
+      const fix = document.createElement('p');
+      fix.className = 'stack-fix';
+      fix.textContent = site.fix ? `Fix: ${site.fix}` : '';
+      details.append(summary, fix, ...site.groups.map((group) => groupDetails(group, s.poolThreadCount)));
       groups.append(details);
     }
 

@@ -4,7 +4,7 @@ using DiagnosticScenarios.Tests.Load;
 namespace DiagnosticScenarios.Tests.Diagnosis;
 
 /// <summary>
-/// A fresh server process (two processors, cold pool) with pool threads held by requests from this process:
+/// A fresh server process (two processors, cold pool; this app or a fixture) with pool threads held by requests from this process:
 /// either a fixed set of long requests, or loops of short ones (so that waits start while a trace records).
 /// Disposing kills the server; the requests in flight then fail, which is what ends them.
 /// </summary>
@@ -28,21 +28,28 @@ internal sealed class BlockedServer : IAsyncDisposable
 
     public static async Task<BlockedServer> StartAsync() => new(await LoadExperiment.StartServerAsync());
 
+    /// <summary>Another app (a fixture) started the same way: its own path, its own ready path.</summary>
+    public static async Task<BlockedServer> StartAsync(ServerOptions options) =>
+        new(await ServerProcess.StartAsync(options).WaitAsync(MeasurementCache.MeasurementTimeout));
+
     /// <summary>Sends <paramref name="count"/> requests at once that each block a pool thread for <paramref name="delayMs"/>.</summary>
     public void Hold(string scenario, int count, int delayMs)
     {
         for (var i = 0; i < count; i++)
         {
-            _requests.Add(SendAsync(scenario, delayMs));
+            _requests.Add(SendAsync(ScenarioUri(scenario, delayMs)));
         }
     }
 
     /// <summary><paramref name="workers"/> loops of requests of <paramref name="delayMs"/> each, until disposed.</summary>
-    public void Loop(string scenario, int workers, int delayMs)
+    public void Loop(string scenario, int workers, int delayMs) => Loop(ScenarioUri(scenario, delayMs), workers);
+
+    /// <summary><paramref name="workers"/> loops of requests to <paramref name="relative"/>, until disposed.</summary>
+    public void Loop(Uri relative, int workers)
     {
         for (var i = 0; i < workers; i++)
         {
-            _requests.Add(LoopAsync(scenario, delayMs));
+            _requests.Add(LoopAsync(relative));
         }
     }
 
@@ -55,19 +62,21 @@ internal sealed class BlockedServer : IAsyncDisposable
         _stop.Dispose();
     }
 
-    private async Task LoopAsync(string scenario, int delayMs)
+    private static Uri ScenarioUri(string scenario, int delayMs) => new($"api/diagscenario/{scenario}?delayMs={delayMs}", UriKind.Relative);
+
+    private async Task LoopAsync(Uri relative)
     {
         while (!_stop.IsCancellationRequested)
         {
-            await SendAsync(scenario, delayMs);
+            await SendAsync(relative);
         }
     }
 
-    private async Task SendAsync(string scenario, int delayMs)
+    private async Task SendAsync(Uri relative)
     {
         try
         {
-            using var response = await _client.GetAsync(new Uri($"api/diagscenario/{scenario}?delayMs={delayMs}", UriKind.Relative), _stop.Token);
+            using var response = await _client.GetAsync(relative, _stop.Token);
         }
         catch (Exception e) when (e is HttpRequestException or OperationCanceledException)
         {

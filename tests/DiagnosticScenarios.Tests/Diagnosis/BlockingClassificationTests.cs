@@ -87,7 +87,7 @@ public sealed class BlockingClassificationTests
 
     private static ThreadGroup Group(string[] framesLeafFirst)
     {
-        var appFrame = FrameNames.TypeAndMethod(framesLeafFirst[^1]);
-        return new ThreadGroup(1, PoolThreads: true, BlockingFrame.Find(framesLeafFirst), appFrame, [appFrame], [1], framesLeafFirst);
+        var appFrame = new AppFrame(FrameNames.TypeAndMethod(framesLeafFirst[^1]), new SourceLine("SqlScenarioController.cs", 1, null), null);
+        return new ThreadGroup(1, PoolThreads: true, BlockingFrame.Find(framesLeafFirst), [appFrame], [1], framesLeafFirst);
     }
 }

@@ -3,7 +3,7 @@ using System.Reflection;
 
 namespace DiagnosticScenarios.Tests.Diagnosis;
 
-/// <summary>The diagnosis CLI as a user runs it: <c>dotnet DiagnosticScenarios.Diagnose.dll …</c>, to its end, bounded.</summary>
+/// <summary>The diagnosis CLI as a user runs it: <c>dotnet dotnet-blocking.dll …</c>, to its end, bounded.</summary>
 internal static class DiagnoseCli
 {
     private static readonly TimeSpan Timeout = TimeSpan.FromSeconds(30);

@@ -2,6 +2,7 @@ using System.Diagnostics;
 using System.Net;
 using System.Net.Http.Json;
 using System.Text.RegularExpressions;
+using DiagnosticScenarios.Catalogue;
 using DiagnosticScenarios.Controls;
 using DiagnosticScenarios.Diagnosis;
 using DiagnosticScenarios.StackCapture;
@@ -38,12 +39,12 @@ public sealed partial class StackCaptureTests(ITestOutputHelper output)
 
         Assert.Equal(HttpStatusCode.NotFound, before.StatusCode);
         Assert.Equal(StackCaptureService.StarvationTrigger, automatic.Trigger);
-        AssertNames(automatic, "StarvationScenariosController.TaskWait", BlockingKind.TaskWait);
+        AssertNames(automatic, "taskwait", BlockingKind.TaskWait);
         Assert.Contains(server.Server.Output.Split('\n'), line => line.Contains("Stack capture (starvation)", StringComparison.Ordinal)
-            && line.Contains("StarvationScenariosController.TaskWait", StringComparison.Ordinal));
+            && line.Contains("serving GET /api/diagscenario/taskwait", StringComparison.Ordinal));
         Assert.Equal(HttpStatusCode.OK, post.StatusCode);
         Assert.Equal(StackCaptureService.RequestTrigger, requested!.Trigger);
-        AssertNames(requested, "StarvationScenariosController.TaskWait", BlockingKind.TaskWait);
+        AssertNames(requested, "taskwait", BlockingKind.TaskWait);
     }
 
     [Fact]
@@ -64,8 +65,10 @@ public sealed partial class StackCaptureTests(ITestOutputHelper output)
 
         output.WriteLine($"after {held.Elapsed.TotalSeconds:0.0} s: {line}");
         Assert.NotNull(line);
-        Assert.Contains("StarvationScenariosController.TaskSleepWait", line, StringComparison.Ordinal);
+        // The app labels the threads its requests hold: the route is named whether the JIT kept the action's frame or not.
+        Assert.Contains("serving GET /api/diagscenario/tasksleepwait", line, StringComparison.Ordinal);
         Assert.Contains("Thread.Sleep", line, StringComparison.Ordinal);
+        Assert.Contains("Fix: await the task", line, StringComparison.Ordinal);
         Assert.Matches(StarvationWarning(), server.Server.Output);
     }
 
@@ -94,13 +97,15 @@ public sealed partial class StackCaptureTests(ITestOutputHelper output)
         }
     }
 
-    private void AssertNames(StackCaptureResult capture, string action, BlockingKind blocking)
+    private void AssertNames(StackCaptureResult capture, string scenario, BlockingKind blocking)
     {
         Assert.NotNull(capture.Snapshot);
         var top = capture.Snapshot.TopBlockedPoolSite();
         output.WriteLine($"{capture.Trigger}: {top?.Describe(capture.Snapshot.PoolThreadCount)} ({capture.Snapshot.CaptureMs} + {capture.Snapshot.AnalysisMs} ms)");
         Assert.NotNull(top);
-        Assert.Contains(action, top.AppFrames);
+        var expected = CatalogueData.Find(ScenarioCatalogue.Mock, scenario);
+        Assert.True(top.InlinedInto is not null || BlockedStacks.NamesLine(top.AppFrames, expected.Action), $"the top site neither says the JIT inlined the action nor carries a line of {expected.Action}'s body");
+        Assert.Contains($"serving GET {expected.Route} ", top.RequestsSeen, StringComparison.Ordinal);
         Assert.Equal(blocking, top.Blocking.Kind);
         Assert.True(top.Threads >= 2, $"expected the held requests to park at least the pool's two starting threads, got {top.Threads}");
     }

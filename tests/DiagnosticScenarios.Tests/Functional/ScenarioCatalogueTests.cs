@@ -71,6 +71,9 @@ public sealed class ScenarioCatalogueTests(InProcessApp app, ITestOutputHelper o
         var scenarios = json.RootElement.GetProperty("scenarios").EnumerateArray().ToList();
         Assert.Equal(ScenarioCatalogue.Scenarios.Select(s => s.Route), scenarios.Select(s => s.GetProperty("route").GetString()));
         Assert.Equal(["BAD", "GOOD", "baseline"], scenarios.Select(s => s.GetProperty("verdict").GetString()).Distinct());
+        Assert.Equal(
+            ScenarioCatalogue.Scenarios.Select(s => string.Join(",", s.FlaggedBy)),
+            scenarios.Select(s => string.Join(",", s.GetProperty("flaggedBy").EnumerateArray().Select(rule => rule.GetString()))));
         var mock = json.RootElement.GetProperty("families").EnumerateArray().Single(f => f.GetProperty("name").GetString() == "mock");
         Assert.Equal(500, mock.GetProperty("defaultDelayMs").GetInt32());
         Assert.True(mock.GetProperty("loadable").GetBoolean());

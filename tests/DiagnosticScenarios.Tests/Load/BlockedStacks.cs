@@ -6,44 +6,72 @@ namespace DiagnosticScenarios.Tests.Load;
 
 /// <summary>
 /// Stack snapshots of a server under load, recorded while the load is on and analysed after it, and what they must show:
-/// the scenario's action parked in its blocking call, or no app code parked at all.
+/// the scenario's action and line (or, inlined, its route) parked in its blocking call, or no app code parked at all.
 /// </summary>
 internal static class BlockedStacks
 {
     private const int Shown = 6;
 
-    /// <summary>Records a snapshot of <paramref name="processId"/> to <paramref name="trace"/> <paramref name="after"/> from now, off the pool; answers how long the recording took.</summary>
-    public static async Task<TimeSpan> RecordAsync(int processId, TimeSpan after, string trace)
-    {
-        await Task.Delay(after);
-        var recording = Stopwatch.StartNew();
-        await StackSnapshots.RecordOnDedicatedThreadAsync(processId, trace);
-        return recording.Elapsed;
-    }
+    /// <summary>
+    /// Records ASP.NET Core's hosting events of <paramref name="processId"/> from now, and a snapshot <paramref name="after"/>
+    /// from now while they still record, off the pool: a site whose action the JIT inlined is named by the requests its
+    /// threads started. Answers how long the snapshot's recording took and the requests.
+    /// </summary>
+    public static Task<RecordedStacks> RecordAsync(int processId, TimeSpan after, string trace) =>
+        Task.Factory.StartNew(() =>
+        {
+            var recorded = TimeSpan.Zero;
+            var requests = HostingRequests.Record(processId, after, () =>
+            {
+                var recording = Stopwatch.StartNew();
+                StackSnapshots.Record(processId, trace);
+                recorded = recording.Elapsed;
+            });
+            return new RecordedStacks(recorded, requests);
+        }, CancellationToken.None, TaskCreationOptions.LongRunning, TaskScheduler.Default);
 
     /// <summary>Groups the recorded stacks: a second or more of a core, so only once the measured load is over.</summary>
-    public static Task<StackSnapshot> AnalyzeAsync(string trace, TimeSpan recorded) =>
-        Task.Run(() => StackSnapshots.Analyze(trace) with { CaptureMs = Math.Round(recorded.TotalMilliseconds, 1) });
+    public static Task<StackSnapshot> AnalyzeAsync(string trace, RecordedStacks recorded) =>
+        Task.Run(() => StackSnapshots.Analyze(trace, requests: recorded.Requests) with { CaptureMs = Math.Round(recorded.Duration.TotalMilliseconds, 1) });
 
     /// <summary>
-    /// The blocking site with the most parked pool threads runs <paramref name="scenario"/>'s action and is parked in a
-    /// <paramref name="blocking"/> call, or in one of <paramref name="alsoBlocking"/> when the action makes other kinds of blocking call.
+    /// The blocking site with the most parked pool threads names <paramref name="scenario"/> (see <see cref="Names"/>) and is
+    /// parked in a <paramref name="blocking"/> call, or in one of <paramref name="alsoBlocking"/> when the action makes other kinds of blocking call.
     /// </summary>
     public static void AssertTopSiteNames(StackSnapshot snapshot, Scenario scenario, BlockingKind blocking, params BlockingKind[] alsoBlocking)
     {
         var top = snapshot.TopBlockedPoolSite();
         var groups = Describe(snapshot);
         Assert.True(top is not null, $"{scenario.Name}: no pool thread parked in a blocking call. {groups}");
-        Assert.True(top.AppFrames.Any(f => IsFrameOf(f, scenario.Action)), $"{scenario.Name}: the top site's app frames do not name {scenario.Action}. {groups}");
+        Assert.True(Names(top, scenario), $"{scenario.Name}: the top site names neither {scenario.Action} at a line of its body nor, inlined, {scenario.Route}. {groups}");
         Assert.True(top.Blocking.Kind == blocking || alsoBlocking.Contains(top.Blocking.Kind),
             $"{scenario.Name}: the top site is parked in {top.Blocking.Kind}, not {string.Join(" or ", alsoBlocking.Prepend(blocking))}. {groups}");
     }
 
-    /// <summary>Some site of parked pool threads runs <paramref name="scenario"/>'s action and is parked in a <paramref name="blocking"/> call.</summary>
+    /// <summary>Some site of parked pool threads names <paramref name="scenario"/> and is parked in a <paramref name="blocking"/> call.</summary>
     public static void AssertSomeSiteNames(StackSnapshot snapshot, Scenario scenario, BlockingKind blocking)
     {
-        Assert.True(snapshot.BlockedPoolSites.Any(s => s.Blocking.Kind == blocking && s.AppFrames.Any(f => IsFrameOf(f, scenario.Action))),
-            $"{scenario.Name}: no pool thread parked in {blocking} under {scenario.Action}. {Describe(snapshot)}");
+        Assert.True(snapshot.BlockedPoolSites.Any(s => s.Blocking.Kind == blocking && Names(s, scenario)),
+            $"{scenario.Name}: no pool thread parked in {blocking} under {scenario.Action} or {scenario.Route}. {Describe(snapshot)}");
+    }
+
+    /// <summary>
+    /// A site names a scenario by its action and line: a frame of the action (or of code the compiler made of its body)
+    /// carries a line of the action's body before its return, with the line's text read from the source; or, where the JIT
+    /// inlined the action into ASP.NET Core's compiled invoker, by saying so and naming the scenario's route.
+    /// </summary>
+    public static bool Names(BlockingSite site, Scenario scenario) =>
+        NamesLine(site.AppFrames, scenario.Action)
+        || (site.InlinedInto is not null && site.RequestsSeen is { } requests && requests.Contains($"GET {scenario.Route} ", StringComparison.Ordinal));
+
+    /// <summary>A frame of <paramref name="action"/> (or of code the compiler made of its body) carries a line of its body before its first return, with the line's text.</summary>
+    public static bool NamesLine(IEnumerable<AppFrame> appFrames, string action)
+    {
+        var (first, last) = BodyLines(action);
+        return appFrames.Any(f => IsFrameOf(f.Method, action)
+            && f.Source is { Text: not null } source
+            && source.FileName == $"{action.Split('.')[0]}.cs"
+            && source.Line > first && source.Line < last);
     }
 
     /// <summary>No pool thread is parked in a blocking call the app's code made (see <see cref="StackSnapshot.PoolGroupsBlockedInApp"/>).</summary>
@@ -63,6 +91,19 @@ internal static class BlockedStacks
     private static string AppCall(ThreadGroup group) =>
         group.AppCall is { } call && call != group.Blocking?.Frame ? $", calling {call}" : "";
 
+    // The lines of an action's body that can block: after its declaration, before its first return (the statement after
+    // the blocking call, where a return address points, must not pass for it).
+    private static (int Declaration, int FirstReturn) BodyLines(string action)
+    {
+        var (controller, method) = (action.Split('.')[0], action.Split('.')[1]);
+        var file = Directory.EnumerateFiles(Path.Combine(RepositoryPaths.Root, "src"), $"{controller}.cs", SearchOption.AllDirectories).Single();
+        var lines = File.ReadAllLines(file);
+        var declaration = Array.FindIndex(lines, l => l.Contains("public ", StringComparison.Ordinal) && l.Contains($" {method}(", StringComparison.Ordinal)) + 1;
+        var firstReturn = Array.FindIndex(lines, declaration, l => l.TrimStart().StartsWith("return ", StringComparison.Ordinal)) + 1;
+        Assert.True(declaration > 0 && firstReturn > declaration, $"{action}: no declaration and return found in {file}");
+        return (declaration, firstReturn);
+    }
+
     /// <summary>
     /// <paramref name="frame"/> (<c>Type.Method</c>) is the action <paramref name="action"/> (<c>Controller.Action</c>) or code the
     /// compiler made of its body: its async state machine (<c>Controller+&lt;Action&gt;d__5.MoveNext</c>) or a lambda in it
@@ -76,3 +117,6 @@ internal static class BlockedStacks
             || (frame.StartsWith(controller + "+", StringComparison.Ordinal) && frame.Contains($"<{method}>", StringComparison.Ordinal));
     }
 }
+
+/// <summary>How long a snapshot's recording took, and the requests each thread last started before it.</summary>
+internal sealed record RecordedStacks(TimeSpan Duration, RequestLabels Requests);

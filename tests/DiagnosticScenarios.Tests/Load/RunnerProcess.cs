@@ -27,7 +27,7 @@ internal static partial class RunnerProcess
         try
         {
             int? serverProcessId = null;
-            Task<TimeSpan>? recording = null;
+            Task<RecordedStacks>? recording = null;
             var trace = Path.Combine(output.FullName, "stacks.nettrace");
             ChildProcessResult run;
             try
@@ -68,7 +68,7 @@ internal static partial class RunnerProcess
     }
 
     // A snapshot that could not be taken fails the tests that read it, not the load figures measured beside it.
-    private static async Task<Task<StackSnapshot>> SnapshotAsync(Task<TimeSpan>? recording, string trace, TimeSpan timeout)
+    private static async Task<Task<StackSnapshot>> SnapshotAsync(Task<RecordedStacks>? recording, string trace, TimeSpan timeout)
     {
         if (recording is null)
         {

@@ -1,0 +1,248 @@
+using System.Reflection.Metadata;
+using System.Reflection.PortableExecutable;
+using System.Security.Cryptography;
+using System.Text.Json;
+
+namespace DiagnosticScenarios.Diagnosis;
+
+/// <summary>Whether a module's frames are the app's own code, and the rule that decided it.</summary>
+/// <param name="Module">The module's name, e.g. <c>DiagnosticScenarios</c>.</param>
+/// <param name="Path">Its file as the trace names it; null for dynamic methods.</param>
+/// <param name="IsApp">Whether its frames are the app's.</param>
+/// <param name="Rule">What decided, e.g. "project in DiagnosticScenarios.deps.json".</param>
+public sealed record ModuleVerdict(string Module, string? Path, bool IsApp, string Rule);
+
+/// <summary>
+/// Just My Code without configuration: a frame is the app's when its module is not the runtime, the shared framework, a
+/// package or a method compiled at run time, as the trace's module path, the <c>.deps.json</c> beside the module and the
+/// assembly's strong-name identity tell. Prefixes given by the user (<see cref="DiagnosisOptions.AppPrefixes"/>) override it.
+/// </summary>
+internal sealed class AppCode
+{
+    // Microsoft's strong-name public key tokens: the runtime and its libraries, ASP.NET Core, the extensions. A
+    // self-contained app carries the framework beside itself, where no path tells it apart; its identity does.
+    private static readonly HashSet<string> MicrosoftKeyTokens = new(StringComparer.OrdinalIgnoreCase)
+    {
+        "b77a5c561934e089", "b03f5f7f11d50a3a", "31bf3856ad364e35", "adb9793829ddae60", "7cec85d7bea7798e", "cc7b13ffcd2ddd51",
+    };
+
+    // The parts of a deps.json library that name assemblies that get loaded.
+    private static readonly string[] AssetKinds = ["runtime", "native"];
+
+    private static readonly string DiagnosisAssembly = typeof(AppCode).Assembly.GetName().Name!;
+
+    private readonly IReadOnlyList<string> _prefixes;
+    private readonly Dictionary<string, ModuleVerdict> _verdicts = new(StringComparer.Ordinal);
+    private readonly Dictionary<string, IReadOnlyDictionary<string, (string Type, string DepsFile)>> _depsByDirectory = new(StringComparer.Ordinal);
+    private readonly string? _sharedFramework;
+    private readonly Dictionary<string, bool> _optimized = new(StringComparer.Ordinal);
+
+    /// <param name="prefixes">Namespaces or assembly names that are the app's, overriding the automatic rule; empty for none.</param>
+    /// <param name="coreLibPath">Where the trace says System.Private.CoreLib is: the shared framework is the folder above its version folder.</param>
+    public AppCode(IReadOnlyList<string> prefixes, string? coreLibPath)
+    {
+        _prefixes = prefixes;
+        var runtimeFolder = coreLibPath is null ? null : Directory.GetParent(coreLibPath);
+        var shared = runtimeFolder?.Parent?.Parent;
+        _sharedFramework = shared is { Name: "shared" } ? shared.FullName + Path.DirectorySeparatorChar : null;
+    }
+
+    /// <summary>The verdicts of the modules asked about so far, the app's first.</summary>
+    public IReadOnlyList<ModuleVerdict> Verdicts =>
+        _verdicts.Values.OrderByDescending(v => v.IsApp).ThenBy(v => v.Module, StringComparer.Ordinal).ToList();
+
+    /// <summary>Whether <paramref name="frame"/> is the app's code.</summary>
+    public bool IsApp(TraceFrame frame)
+    {
+        var verdict = Verdict(frame.ModuleName, frame.ModulePath);
+        return verdict.IsApp || (_prefixes.Count > 0 && !IsDiagnosis(frame.ModuleName) && _prefixes.Any(p => IsUnder(frame.MethodName, p)));
+    }
+
+    /// <summary>
+    /// Whether the JIT may inline the module's methods: false for a Debug build, whose DebuggableAttribute turns the
+    /// optimizer off (what <c>dotnet run</c> builds), true otherwise.
+    /// </summary>
+    public bool IsOptimized(string? modulePath)
+    {
+        if (modulePath is null)
+        {
+            return true;
+        }
+
+        if (!_optimized.TryGetValue(modulePath, out var optimized))
+        {
+            optimized = !OptimizerDisabled(modulePath);
+            _optimized[modulePath] = optimized;
+        }
+
+        return optimized;
+    }
+
+    private ModuleVerdict Verdict(string module, string? path)
+    {
+        var key = path ?? module;
+        if (!_verdicts.TryGetValue(key, out var verdict))
+        {
+            verdict = Decide(module, path);
+            _verdicts[key] = verdict;
+        }
+
+        return verdict;
+    }
+
+    private ModuleVerdict Decide(string module, string? path)
+    {
+        if (path is null || !Path.IsPathRooted(path))
+        {
+            return new(module, null, false, "dynamic methods (compiled at run time, e.g. ASP.NET Core's invokers)");
+        }
+
+        if (IsDiagnosis(module))
+        {
+            return new(module, path, false, "the diagnosis library itself");
+        }
+
+        if (_prefixes.Count > 0)
+        {
+            var match = _prefixes.FirstOrDefault(p => string.Equals(p, module, StringComparison.OrdinalIgnoreCase));
+            return match is not null
+                ? new(module, path, true, $"--app {match} (assembly name)")
+                : new(module, path, false, $"--app given: only frames whose namespace starts with {string.Join(" or ", _prefixes)}");
+        }
+
+        if (_sharedFramework is not null && path.StartsWith(_sharedFramework, StringComparison.Ordinal))
+        {
+            return new(module, path, false, $"shared framework ({_sharedFramework})");
+        }
+
+        if (path.Contains($"{Path.DirectorySeparatorChar}.nuget{Path.DirectorySeparatorChar}packages{Path.DirectorySeparatorChar}", StringComparison.OrdinalIgnoreCase))
+        {
+            return new(module, path, false, "NuGet package cache");
+        }
+
+        if (Deps(Path.GetDirectoryName(path)!).TryGetValue(Path.GetFileName(path), out var library))
+        {
+            return new(module, path, library.Type == "project", $"{library.Type} in {library.DepsFile}");
+        }
+
+        return KeyToken(path) is { } token && MicrosoftKeyTokens.Contains(token)
+            ? new(module, path, false, $"signed with Microsoft's key (public key token {token})")
+            : new(module, path, true, "not the runtime, the shared framework or a package");
+    }
+
+    private static bool IsDiagnosis(string module) => string.Equals(module, DiagnosisAssembly, StringComparison.Ordinal);
+
+    // A namespace prefix matches whole names: "Contoso" covers Contoso.Orders and Contoso+Nested, not ContosoLegacy.
+    private static bool IsUnder(string method, string prefix) =>
+        method.StartsWith(prefix, StringComparison.Ordinal)
+        && (method.Length == prefix.Length || method[prefix.Length] is '.' or '+' || prefix.EndsWith('.'));
+
+    // File name -> (library type, deps file) for every .deps.json in a folder: what the build said each assembly is.
+    private IReadOnlyDictionary<string, (string Type, string DepsFile)> Deps(string directory)
+    {
+        if (_depsByDirectory.TryGetValue(directory, out var deps))
+        {
+            return deps;
+        }
+
+        var files = new Dictionary<string, (string Type, string DepsFile)>(StringComparer.OrdinalIgnoreCase);
+        foreach (var depsFile in Directory.Exists(directory) ? Directory.EnumerateFiles(directory, "*.deps.json") : [])
+        {
+            try
+            {
+                using var json = JsonDocument.Parse(File.ReadAllText(depsFile));
+                if (!json.RootElement.TryGetProperty("libraries", out var libraries) || !json.RootElement.TryGetProperty("targets", out var targets))
+                {
+                    continue;
+                }
+
+                foreach (var target in targets.EnumerateObject())
+                {
+                    foreach (var library in target.Value.EnumerateObject())
+                    {
+                        var type = libraries.TryGetProperty(library.Name, out var entry) && entry.TryGetProperty("type", out var t) ? t.GetString() ?? "unknown" : "unknown";
+                        foreach (var assets in AssetKinds.Select(a => library.Value.TryGetProperty(a, out var v) ? v : default).Where(v => v.ValueKind == JsonValueKind.Object))
+                        {
+                            foreach (var asset in assets.EnumerateObject())
+                            {
+                                files.TryAdd(Path.GetFileName(asset.Name), (type, Path.GetFileName(depsFile)));
+                            }
+                        }
+                    }
+                }
+            }
+            catch (Exception e) when (e is JsonException or IOException or UnauthorizedAccessException or InvalidOperationException)
+            {
+                // An unreadable deps file says nothing; the identity rule still applies.
+            }
+        }
+
+        _depsByDirectory[directory] = files;
+        return files;
+    }
+
+    // The compiler's [assembly: Debuggable(DebuggingModes)]: a Debug build sets DisableOptimizations (0x100). The older
+    // constructor takes two bools, the second "JIT optimizer disabled".
+    private static bool OptimizerDisabled(string path)
+    {
+        const int disableOptimizations = 0x100;
+        try
+        {
+            using var pe = new PEReader(File.OpenRead(path));
+            var reader = pe.GetMetadataReader();
+            foreach (var handle in reader.GetAssemblyDefinition().GetCustomAttributes())
+            {
+                var attribute = reader.GetCustomAttribute(handle);
+                if (attribute.Constructor.Kind != HandleKind.MemberReference
+                    || reader.GetMemberReference((MemberReferenceHandle)attribute.Constructor).Parent is not { Kind: HandleKind.TypeReference } parent
+                    || reader.GetString(reader.GetTypeReference((TypeReferenceHandle)parent).Name) != "DebuggableAttribute")
+                {
+                    continue;
+                }
+
+                // The blob: a 2-byte prolog, the arguments, a 2-byte count of named arguments.
+                var value = reader.GetBlobBytes(attribute.Value);
+                return value.Length switch
+                {
+                    8 => (BitConverter.ToInt32(value, 2) & disableOptimizations) != 0,
+                    6 => value[3] != 0,
+                    _ => false,
+                };
+            }
+
+            return false;
+        }
+        catch (Exception e) when (e is BadImageFormatException or IOException or UnauthorizedAccessException or InvalidOperationException)
+        {
+            return false;
+        }
+    }
+
+    private static string? KeyToken(string path)
+    {
+        try
+        {
+            using var pe = new PEReader(File.OpenRead(path));
+            if (!pe.HasMetadata)
+            {
+                return null;
+            }
+
+            var reader = pe.GetMetadataReader();
+            var key = reader.GetBlobBytes(reader.GetAssemblyDefinition().PublicKey);
+            if (key.Length == 0)
+            {
+                return null;
+            }
+
+#pragma warning disable CA5350 // deliberate: a strong-name token is defined as the last 8 bytes of the key's SHA-1, reversed; nothing is secured by it
+            var hash = SHA1.HashData(key);
+#pragma warning restore CA5350
+            return Convert.ToHexStringLower(hash.AsSpan(hash.Length - 8).ToArray().Reverse().ToArray());
+        }
+        catch (Exception e) when (e is BadImageFormatException or IOException or UnauthorizedAccessException or InvalidOperationException)
+        {
+            return null;
+        }
+    }
+}

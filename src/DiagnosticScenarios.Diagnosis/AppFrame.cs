@@ -1,0 +1,23 @@
+namespace DiagnosticScenarios.Diagnosis;
+
+/// <summary>A frame of the app's own code and the line of the call it is making.</summary>
+/// <param name="Method"><c>Type.Method</c>, e.g. <c>StarvationScenariosController.TaskWait</c>.</param>
+/// <param name="Source">The file and line of the call; null when they cannot be known.</param>
+/// <param name="NoSource">Why there is no line (the PDB or the map that is missing); null when there is one.</param>
+public sealed record AppFrame(string Method, SourceLine? Source, string? NoSource)
+{
+    /// <summary>"StarvationScenariosController.TaskWait at StarvationScenariosController.cs:35", or the method and why it has no line.</summary>
+    public override string ToString() => Source is null ? $"{Method} (no line: {NoSource})" : $"{Method} at {Source.FileName}:{Source.Line}";
+}
+
+/// <summary>A line of source: its file, its number and, when the file is on disk, the statement on it.</summary>
+/// <param name="File">The path the PDB gives (where the app was built).</param>
+/// <param name="Line">One-based.</param>
+/// <param name="Text">The statement, on one line, shortened with "…" past 100 characters; null when the file is not on this machine.</param>
+public sealed record SourceLine(string File, int Line, string? Text)
+{
+    public string FileName => Path.GetFileName(File);
+
+    /// <summary><c>StarvationScenariosController.cs:35 `_ = database.QueryAsync(…).Result;`</c>, or the place and that the file is missing.</summary>
+    public override string ToString() => Text is null ? $"{FileName}:{Line} (source file not on this machine)" : $"{FileName}:{Line} `{Text}`";
+}

@@ -1,0 +1,84 @@
+using System.Diagnostics.Tracing;
+using System.Globalization;
+using Microsoft.Diagnostics.NETCore.Client;
+using Microsoft.Diagnostics.Tracing;
+
+namespace DiagnosticScenarios.Diagnosis;
+
+/// <summary>
+/// Which request each thread of an ASP.NET Core process last started, from outside it: the <c>Microsoft.AspNetCore.Hosting</c>
+/// EventSource raises RequestStart (method and path) on the thread that starts the request, and a sync action runs on
+/// that thread until it returns. What ties a parked thread whose frames the JIT inlined away to its route.
+/// </summary>
+public static class HostingRequests
+{
+    public const string ProviderName = "Microsoft.AspNetCore.Hosting";
+
+    // RequestStart(string method, string path) in ASP.NET Core's HostingEventSource.
+    private const int RequestStartId = 3;
+
+    /// <summary>
+    /// Records the hosting events of <paramref name="processId"/> for <paramref name="window"/>, then runs
+    /// <paramref name="atTheEnd"/> (a snapshot) while still recording, and answers the last request started on each thread.
+    /// </summary>
+    /// <exception cref="DiagnosisException">The process is not there, not .NET, or its diagnostic port did not answer.</exception>
+    public static RequestLabels Record(int processId, TimeSpan window, Action atTheEnd, DiagnosisOptions? options = null)
+    {
+        options ??= DiagnosisOptions.Default;
+        var trace = Path.Combine(Path.GetTempPath(), $"requests-{processId}-{Guid.NewGuid():N}.nettrace");
+        try
+        {
+            var provider = new EventPipeProvider(ProviderName, EventLevel.Informational);
+            EventPipeRecorder.Record(processId, [provider], () =>
+            {
+                Thread.Sleep(window);
+                atTheEnd();
+            }, trace, options, rundown: false);
+            return Read(trace, window);
+        }
+        finally
+        {
+            File.Delete(trace);
+        }
+    }
+
+    /// <summary>"GET /path" when <paramref name="data"/> is the hosting event that starts a request, else null.</summary>
+    public static string? RequestStarted(TraceEvent data)
+    {
+        ArgumentNullException.ThrowIfNull(data);
+        return (int)data.ID == RequestStartId && data.ProviderName == ProviderName && data.PayloadByName("method") is string method && data.PayloadByName("path") is string path
+            ? $"{method} {path}"
+            : null;
+    }
+
+    /// <summary>The last request started on each thread in a trace of the hosting events.</summary>
+    /// <exception cref="DiagnosisException">The file cannot be read as a trace.</exception>
+    public static RequestLabels Read(string nettracePath, TimeSpan window)
+    {
+        var last = new Dictionary<int, string>();
+        var started = 0;
+        try
+        {
+            using var source = new EventPipeEventSource(nettracePath);
+            source.Dynamic.All += data =>
+            {
+                if (RequestStarted(data) is { } request)
+                {
+                    started++;
+                    last[data.ThreadID] = request;
+                }
+            };
+            source.Process();
+        }
+        catch (Exception e) when (e is not DiagnosisException and not OutOfMemoryException)
+        {
+            throw new DiagnosisException(DiagnosisFailure.UnreadableTrace, $"{nettracePath} is not a readable .nettrace ({e.GetType().Name}: {e.Message.Split('\n', 2)[0].Trim()}).", e);
+        }
+
+        var seconds = window.TotalSeconds.ToString("0.#", CultureInfo.InvariantCulture);
+        var none = started == 0
+            ? $"no request started on these threads in the {seconds} s window (the process raised no ASP.NET Core hosting event: not an ASP.NET Core app, or no request arrived)"
+            : $"no request started on these threads in the {seconds} s window";
+        return new RequestLabels($"ASP.NET Core's hosting events over {seconds} s ({started} requests started)", "last request started on these threads:", none, last, Exact: false);
+    }
+}

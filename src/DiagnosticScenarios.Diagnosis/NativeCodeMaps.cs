@@ -1,0 +1,152 @@
+using Microsoft.Diagnostics.Tracing;
+using Microsoft.Diagnostics.Tracing.Parsers.Clr;
+
+namespace DiagnosticScenarios.Diagnosis;
+
+/// <summary>
+/// The jitted code of a trace: each native code body's address range, method token, module and IL-to-native map, as
+/// the runtime's rundown (and, in a session with the JIT keyword, its JIT events) describe them. TraceLog keeps the maps
+/// to itself and guesses a return address's IL offset by interpolation; a frame's line needs the exact map.
+/// </summary>
+internal sealed class NativeCodeMaps
+{
+    // IL offsets below zero mark the prolog (-2), the epilog (-3) and code with no IL (-1).
+    private const int FirstRealIlOffset = 0;
+
+    private readonly CodeBody[] _bodies;
+
+    private NativeCodeMaps(CodeBody[] bodies) => _bodies = bodies;
+
+    /// <summary>Reads the method and map events of a <c>.nettrace</c>: a pass over the file, without TraceLog.</summary>
+    public static NativeCodeMaps Read(string nettracePath)
+    {
+        var modules = new Dictionary<long, string>();
+        var bodies = new List<CodeBody>();
+
+        // A body's map and its method event come one after the other from one thread (the map first in a rundown, the
+        // method first at JIT time): whichever comes first waits here for its twin.
+        var maps = new Dictionary<(int Thread, long MethodId), IlMap>();
+        var methods = new Dictionary<(int Thread, long MethodId), (ulong Start, int Size, int Token, long ModuleId)>();
+
+        void OnMethod(MethodLoadUnloadVerboseTraceData data)
+        {
+            var key = (data.ThreadID, data.MethodID);
+            if (maps.Remove(key, out var map))
+            {
+                bodies.Add(new CodeBody(data.MethodStartAddress, data.MethodSize, data.MethodToken, data.ModuleID, map));
+            }
+            else
+            {
+                methods[key] = (data.MethodStartAddress, data.MethodSize, data.MethodToken, data.ModuleID);
+            }
+        }
+
+        void OnMap(MethodILToNativeMapTraceData data)
+        {
+            var key = (data.ThreadID, data.MethodID);
+            var map = IlMap.From(data);
+            if (methods.Remove(key, out var method))
+            {
+                bodies.Add(new CodeBody(method.Start, method.Size, method.Token, method.ModuleId, map));
+            }
+            else
+            {
+                maps[key] = map;
+            }
+        }
+
+        using (var source = new EventPipeEventSource(nettracePath))
+        {
+            var rundown = new ClrRundownTraceEventParser(source);
+            rundown.MethodDCStopVerbose += OnMethod;
+            rundown.MethodILToNativeMapDCStop += OnMap;
+            rundown.LoaderModuleDCStop += data => modules[data.ModuleID] = data.ModuleILPath;
+            source.Clr.MethodLoadVerbose += OnMethod;
+            source.Clr.MethodILToNativeMap += OnMap;
+            source.Clr.LoaderModuleLoad += data => modules[data.ModuleID] = data.ModuleILPath;
+            source.Process();
+        }
+
+        // A body without its map (ReadyToRun code, or a map the session did not ask for) stays out: it has no lines.
+        return new NativeCodeMaps(bodies
+            .Select(b => b with { ModulePath = modules.GetValueOrDefault(b.ModuleId) })
+            .OrderBy(b => b.Start)
+            .ToArray());
+    }
+
+    /// <summary>
+    /// The method token, module and IL offset of a code address, or null when no jitted body with a map holds it.
+    /// A frame that is not the leaf holds a return address, the instruction after its call: the byte before it is the call.
+    /// </summary>
+    public IlLocation? Find(ulong address, bool isLeaf)
+    {
+        var target = isLeaf ? address : address - 1;
+        var low = 0;
+        var high = _bodies.Length - 1;
+        while (low <= high)
+        {
+            var middle = low + ((high - low) / 2);
+            var body = _bodies[middle];
+            if (target < body.Start)
+            {
+                high = middle - 1;
+            }
+            else if (target >= body.Start + (ulong)body.Size)
+            {
+                low = middle + 1;
+            }
+            else
+            {
+                var ilOffset = body.Map.IlOffsetAt((int)(target - body.Start));
+                return ilOffset < FirstRealIlOffset ? null : new IlLocation(body.ModulePath, body.Token, ilOffset);
+            }
+        }
+
+        return null;
+    }
+
+    private sealed record CodeBody(ulong Start, int Size, int Token, long ModuleId, IlMap Map)
+    {
+        public string? ModulePath { get; init; }
+    }
+
+    private sealed class IlMap(int[] ilOffsets, int[] nativeOffsets)
+    {
+        public static IlMap From(MethodILToNativeMapTraceData data)
+        {
+            var il = new int[data.CountOfMapEntries];
+            var native = new int[data.CountOfMapEntries];
+            for (var i = 0; i < il.Length; i++)
+            {
+                il[i] = data.ILOffset(i);
+                native[i] = data.NativeOffset(i);
+            }
+
+            return new IlMap(il, native);
+        }
+
+        // The entry that starts nearest at or before the native offset; among entries that start at the same place, one
+        // with real IL (a prolog or epilog marker can share an offset with the statement beside it).
+        public int IlOffsetAt(int nativeOffset)
+        {
+            var best = -1;
+            for (var i = 0; i < nativeOffsets.Length; i++)
+            {
+                if (nativeOffsets[i] > nativeOffset)
+                {
+                    continue;
+                }
+
+                if (best < 0 || nativeOffsets[i] > nativeOffsets[best] || (nativeOffsets[i] == nativeOffsets[best] && ilOffsets[best] < FirstRealIlOffset))
+                {
+                    best = i;
+                }
+            }
+
+            return best < 0 ? -1 : ilOffsets[best];
+        }
+    }
+}
+
+/// <summary>Where a code address is in its method's IL: the module file, the method's metadata token and the IL offset.</summary>
+internal sealed record IlLocation(string? ModulePath, int MethodToken, int IlOffset);

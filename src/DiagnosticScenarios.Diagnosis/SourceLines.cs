@@ -1,0 +1,124 @@
+using System.Reflection.Metadata;
+using System.Reflection.Metadata.Ecma335;
+using System.Reflection.PortableExecutable;
+using System.Text;
+
+namespace DiagnosticScenarios.Diagnosis;
+
+/// <summary>
+/// File and line of an IL offset, from the portable PDB beside the module or embedded in it (System.Reflection.Metadata,
+/// as dotnet-stack's symbolication reads it), and the line's text when the source file is on disk. Local files only: no
+/// symbol server, nothing over the network. Each module's PDB and each source file is opened once.
+/// </summary>
+internal sealed class SourceLines : IDisposable
+{
+    private const int MaxTextLength = 100;
+
+    private readonly Dictionary<string, (MetadataReaderProvider? Pdb, string? Missing)> _pdbs = new(StringComparer.Ordinal);
+    private readonly Dictionary<string, string[]?> _files = new(StringComparer.Ordinal);
+
+    /// <summary>The line of <paramref name="location"/>, or why there is none (which file is missing, or that the PDB has no line there).</summary>
+    public (SourceLine? Line, string? Missing) Find(IlLocation location)
+    {
+        if (location.ModulePath is null)
+        {
+            return (null, "the trace does not name the module's file");
+        }
+
+        var (pdb, missing) = Pdb(location.ModulePath);
+        if (pdb is null)
+        {
+            return (null, missing);
+        }
+
+        var reader = pdb.GetMetadataReader();
+        var handle = MetadataTokens.MethodDefinitionHandle(location.MethodToken & 0x00FFFFFF);
+        SequencePoint? best = null;
+        foreach (var point in reader.GetMethodDebugInformation(handle).GetSequencePoints())
+        {
+            if (!point.IsHidden && point.Offset <= location.IlOffset && (best is null || point.Offset >= best.Value.Offset))
+            {
+                best = point;
+            }
+        }
+
+        if (best is not { } found)
+        {
+            return (null, $"{Path.GetFileName(location.ModulePath)}'s PDB has no line at IL offset {location.IlOffset} of this method");
+        }
+
+        var file = reader.GetString(reader.GetDocument(found.Document).Name);
+        return (new SourceLine(file, found.StartLine, Text(file, found)), null);
+    }
+
+    public void Dispose()
+    {
+        foreach (var (pdb, _) in _pdbs.Values)
+        {
+            pdb?.Dispose();
+        }
+    }
+
+    private (MetadataReaderProvider? Pdb, string? Missing) Pdb(string modulePath)
+    {
+        if (!_pdbs.TryGetValue(modulePath, out var entry))
+        {
+            entry = OpenPdb(modulePath);
+            _pdbs[modulePath] = entry;
+        }
+
+        return entry;
+    }
+
+    private static (MetadataReaderProvider? Pdb, string? Missing) OpenPdb(string modulePath)
+    {
+        var name = Path.GetFileName(modulePath);
+        if (!File.Exists(modulePath))
+        {
+            return (null, $"{modulePath} is not on this machine, so neither is its PDB");
+        }
+
+        try
+        {
+            using var pe = new PEReader(File.OpenRead(modulePath));
+
+            // The PDB the module names (its build path), the same name beside the module, or the one embedded in it; the
+            // reader checks that its id matches the module's.
+            return pe.TryOpenAssociatedPortablePdb(modulePath, path => File.Exists(path) ? File.OpenRead(path) : null, out var pdb, out _)
+                && pdb is not null
+                ? (pdb, null)
+                : (null, $"no portable PDB beside {name} nor embedded in it: build with <DebugType>portable</DebugType> (the default) or embedded, and deploy the .pdb");
+        }
+        catch (Exception e) when (e is BadImageFormatException or IOException or UnauthorizedAccessException or InvalidOperationException)
+        {
+            return (null, $"{name}'s PDB could not be read ({e.GetType().Name}: {e.Message.Split('\n', 2)[0].Trim()})");
+        }
+    }
+
+    // The statement the sequence point spans, on one line: what a reader searches the file for.
+    private string? Text(string file, SequencePoint point)
+    {
+        if (!_files.TryGetValue(file, out var lines))
+        {
+            lines = File.Exists(file) ? File.ReadAllLines(file) : null;
+            _files[file] = lines;
+        }
+
+        if (lines is null || point.StartLine > lines.Length)
+        {
+            return null;
+        }
+
+        var text = new StringBuilder();
+        for (var line = point.StartLine; line <= Math.Min(point.EndLine, lines.Length); line++)
+        {
+            var content = lines[line - 1];
+            var end = line == point.EndLine ? Math.Min(point.EndColumn - 1, content.Length) : content.Length;
+            var start = line == point.StartLine ? Math.Min(point.StartColumn - 1, end) : 0;
+            text.Append(content.AsSpan(start, end - start).Trim()).Append(' ');
+        }
+
+        var statement = text.ToString().Trim();
+        return statement.Length <= MaxTextLength ? statement : string.Concat(statement.AsSpan(0, MaxTextLength - 1), "…");
+    }
+}

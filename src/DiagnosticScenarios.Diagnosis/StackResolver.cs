@@ -1,0 +1,159 @@
+using Microsoft.Diagnostics.Tracing.Etlx;
+
+namespace DiagnosticScenarios.Diagnosis;
+
+/// <summary>One managed frame of a sampled or event stack, with what the trace says about its module and address.</summary>
+/// <param name="Name"><c>module!Namespace.Type.Method(args)</c>, as TraceEvent names it.</param>
+/// <param name="ModuleName">The module's name, e.g. <c>System.Private.CoreLib</c>.</param>
+/// <param name="ModulePath">The module's file; null for methods compiled at run time (<c>lambda_method</c>).</param>
+/// <param name="MethodName">The method with its namespace and parameters.</param>
+/// <param name="Address">The instruction: where the leaf runs, or a return address for every other frame.</param>
+internal readonly record struct TraceFrame(string Name, string ModuleName, string? ModulePath, string MethodName, ulong Address)
+{
+    public bool IsDynamic => ModulePath is null;
+}
+
+/// <summary>
+/// A stack read for the report: its frames' names, the app's innermost run of frames with their lines, and the method
+/// compiled at run time that the JIT inlined the app's code into: all of it when the run is empty, or the caller of the
+/// run (the action) when the run ends in such a method.
+/// </summary>
+internal sealed record ResolvedStack(IReadOnlyList<string> Names, IReadOnlyList<AppFrame> AppFrames, string? InlinedInto, bool UnderTaskRun)
+{
+    /// <summary>Groups threads parked on the same line the same way, whatever else their stacks share.</summary>
+    public string Key => string.Join('\n', Names) + "#" + string.Join('|', AppFrames.Select(f => f.Source?.ToString()));
+}
+
+/// <summary>
+/// Reads the stacks of a trace: which frames are the app's (<see cref="AppCode"/>), the file and line of each app frame
+/// (<see cref="NativeCodeMaps"/>, <see cref="SourceLines"/>), and, where the JIT inlined the app's code into a method
+/// compiled at run time, that method.
+/// </summary>
+internal sealed class StackResolver : IDisposable
+{
+    private readonly NativeCodeMaps _maps;
+    private readonly SourceLines _sources = new();
+    private readonly AppCode _app;
+
+    public StackResolver(TraceLog log, string nettracePath, DiagnosisOptions options)
+    {
+        _maps = NativeCodeMaps.Read(nettracePath);
+        var coreLib = log.ModuleFiles.FirstOrDefault(m => string.Equals(Path.GetFileNameWithoutExtension(m.FilePath), "System.Private.CoreLib", StringComparison.OrdinalIgnoreCase));
+        _app = new AppCode(options.AppPrefixes, coreLib?.FilePath);
+    }
+
+    /// <summary>The modules met so far and whether each is the app's.</summary>
+    public IReadOnlyList<ModuleVerdict> Modules => _app.Verdicts;
+
+    /// <summary>The managed frames of a stack, leaf first; frames the trace cannot name are left out.</summary>
+    public static List<TraceFrame> Frames(TraceCallStack? stack)
+    {
+        var frames = new List<TraceFrame>();
+        for (; stack is not null; stack = stack.Caller)
+        {
+            var address = stack.CodeAddress;
+            var method = address.FullMethodName;
+            if (string.IsNullOrEmpty(method))
+            {
+                continue;
+            }
+
+            var path = address.ModuleFile?.FilePath;
+            frames.Add(new TraceFrame($"{address.ModuleName}!{method}", address.ModuleName, string.IsNullOrEmpty(path) || !Path.IsPathRooted(path) ? null : path, method, address.Address));
+        }
+
+        return frames;
+    }
+
+    /// <summary>Names, the app's innermost run of frames with their lines, and where its code went when the run is missing.</summary>
+    /// <remarks>
+    /// The walk goes from the leaf towards the root and stops at the first method compiled at run time: ASP.NET Core's
+    /// invokers (<c>lambda_method</c>) call the app's actions, so app frames below one (its middleware) did not make the
+    /// call. When that method comes first, the JIT inlined the app's code into it: a Release build's small action.
+    /// </remarks>
+    public ResolvedStack Resolve(IReadOnlyList<TraceFrame> frames)
+    {
+        var names = frames.Select(f => f.Name).ToList();
+
+        // Every module of the stack gets its verdict, so the report lists them all, not only those above an invoker.
+        foreach (var frame in frames)
+        {
+            _app.IsApp(frame);
+        }
+
+        var start = -1;
+        for (var i = 0; i < frames.Count; i++)
+        {
+            if (frames[i].IsDynamic)
+            {
+                break;
+            }
+
+            if (_app.IsApp(frames[i]))
+            {
+                start = i;
+                break;
+            }
+        }
+
+        if (start < 0)
+        {
+            return new ResolvedStack(names, [], InlinedInto(frames, names), UnderTaskRun: false);
+        }
+
+        var appFrames = new List<AppFrame>();
+        var end = start;
+        for (; end < frames.Count && _app.IsApp(frames[end]); end++)
+        {
+            appFrames.Add(Describe(frames[end], isLeaf: end == 0));
+        }
+
+        var underTaskRun = end < frames.Count && FrameNames.Method(frames[end].Name) is var caller
+            && (caller.StartsWith("System.Threading.Tasks.Task.InnerInvoke", StringComparison.Ordinal)
+                || caller.StartsWith("System.Threading.Tasks.Task`1.InnerInvoke", StringComparison.Ordinal));
+
+        // Called by a method compiled at run time from an optimized module: the action that made this call may have been
+        // inlined there (a Debug build's never is).
+        var inlinedInto = end < frames.Count && frames[end].IsDynamic && _app.IsOptimized(frames[end - 1].ModulePath) ? Invoker(frames, end) : null;
+        return new ResolvedStack(names, appFrames, inlinedInto, underTaskRun);
+    }
+
+    public void Dispose() => _sources.Dispose();
+
+    private AppFrame Describe(TraceFrame frame, bool isLeaf)
+    {
+        var method = FrameNames.TypeAndMethod(frame.Name);
+        if (_maps.Find(frame.Address, isLeaf) is not { } location)
+        {
+            return new AppFrame(method, null, "the trace has no IL-to-native map for this code (precompiled, or recorded without the rundown's maps)");
+        }
+
+        var (line, missing) = _sources.Find(location with { ModulePath = location.ModulePath ?? frame.ModulePath });
+        return new AppFrame(method, line, missing);
+    }
+
+    // The method compiled at run time that made the blocking call (or called what made it), and its caller.
+    private static string? InlinedInto(IReadOnlyList<TraceFrame> frames, IReadOnlyList<string> names)
+    {
+        if (BlockingFrame.FindIndex(names) is not { } blocking)
+        {
+            return null;
+        }
+
+        for (var i = blocking + 1; i < frames.Count; i++)
+        {
+            if (frames[i].IsDynamic)
+            {
+                return Invoker(frames, i);
+            }
+        }
+
+        return null;
+    }
+
+    private static string Invoker(IReadOnlyList<TraceFrame> frames, int index)
+    {
+        var into = FrameNames.TypeAndMethod(frames[index].Name);
+        return index + 1 < frames.Count ? $"{into}, called by {FrameNames.TypeAndMethod(frames[index + 1].Name)}" : into;
+    }
+}

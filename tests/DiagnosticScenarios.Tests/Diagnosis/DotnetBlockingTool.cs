@@ -1,0 +1,31 @@
+using DiagnosticScenarios.Common;
+using System.Reflection;
+
+namespace DiagnosticScenarios.Tests.Diagnosis;
+
+/// <summary>
+/// The CLI installed as the field installs tools: <c>dotnet tool install --tool-path DIR --add-source PACKDIR dotnet-blocking</c>
+/// from the package the CLI's build packs, into a folder of its own.
+/// </summary>
+internal static class DotnetBlockingTool
+{
+    private static readonly string PackageFolder = typeof(DotnetBlockingTool).Assembly
+        .GetCustomAttributes<AssemblyMetadataAttribute>()
+        .Single(a => a.Key == "DotnetBlockingPackageFolder").Value!;
+
+    /// <summary>Installs the tool and answers the installed command's path.</summary>
+    public static async Task<string> InstallAsync()
+    {
+        var folder = Directory.CreateTempSubdirectory("dotnet-blocking-tool-");
+
+        // Only the packed folder is a source here: the install reads nothing from a registry.
+        await File.WriteAllTextAsync(Path.Combine(folder.FullName, "nuget.config"),
+            "<configuration><packageSources><clear /></packageSources></configuration>");
+        var tools = Path.Combine(folder.FullName, "tools");
+        var install = await ChildProcess.RunAsync(
+            new ChildProcessStart("dotnet", ["tool", "install", "--tool-path", tools, "--add-source", PackageFolder, "dotnet-blocking"]) { WorkingDirectory = folder.FullName },
+            TimeSpan.FromSeconds(60));
+        Assert.True(install.ExitCode == 0, install.ToString());
+        return Path.Combine(tools, OperatingSystem.IsWindows() ? "dotnet-blocking.exe" : "dotnet-blocking");
+    }
+}

@@ -1,0 +1,132 @@
+using DiagnosticScenarios.Common;
+using System.Text.Json;
+using DiagnosticScenarios.Diagnosis;
+using Xunit.Abstractions;
+
+namespace DiagnosticScenarios.Tests.Diagnosis;
+
+/// <summary>
+/// The CLI on apps that are not this one (tests/fixtures, other namespaces, nothing in them that helps the tool), Debug and
+/// Release: a fresh process on two processors, loops of requests on each blocking route, then <c>stacks</c> and <c>waits</c>
+/// as processes of their own. Debug keeps every frame, so each site names the blocking method and its line first, with its
+/// callers' lines after; Release inlines small methods into ASP.NET Core's compiled invokers, so a site names the innermost
+/// method left and its line, or says where the code was inlined and the route its threads serve.
+/// </summary>
+public sealed class FixtureAppDiagnosisTests(ITestOutputHelper output)
+{
+    // Enough to hold a few threads in each route's wait on a pool that starts with two; each request lasts one or two
+    // latencies (400 ms), so every thread parked at the end started its request within the requests window.
+    private const int WorkersPerRoute = 3;
+    private static readonly TimeSpan Settle = TimeSpan.FromSeconds(1);
+    private static readonly JsonSerializerOptions Json = new(JsonSerializerDefaults.Web);
+
+    [Theory]
+    [InlineData("Debug", false)]
+    [InlineData("Release", true)]
+    public async Task StacksAndWaits_OnAnMvcAppBlockingInItsServices_NameEachBlockingLine_OrTheInvokerAndRoute_FromTheCliOrTheInstalledTool(string configuration, bool installedTool)
+    {
+        var app = FixtureApp.ContosoOrders(configuration);
+        BlockingChain[] chains =
+        [
+            new("orders/7", BlockingKind.TaskWait,
+            [
+                app.At("Services/OrderService.cs", "OrderService.LoadOrder", "var order = _repository.FindAsync(id).Result;"),
+                app.At("Services/OrderService.cs", "OrderService.GetOrder", "var order = LoadOrder(id);"),
+                app.At("Controllers/OrdersController.cs", "OrdersController.Get", "var order = _orders.GetOrder(id);"),
+            ]),
+            new("orders/7/total", BlockingKind.TaskWait,
+            [
+                app.At("Services/OrderService.cs", "OrderService.SumLines", "var lines = _repository.GetLinesAsync(id).Result;"),
+                app.At("Services/OrderService.cs", "OrderService+<>c__DisplayClass*.<GetTotal>b__*", "var total = Task.Run(() => SumLines(id)).Result;"),
+            ]),
+            new("orders/7/invoice", BlockingKind.TaskWait,
+            [
+                app.At("Services/OrderService.cs", "OrderService.Deliver", "sending.Wait();"),
+                app.At("Services/OrderService.cs", "OrderService.SendInvoice", "Deliver(order);"),
+                app.At("Controllers/OrdersController.cs", "OrdersController.Invoice", "_orders.SendInvoice(id);"),
+            ]),
+
+            // The invoice loads its order first: half of its time its threads wait there.
+            new("orders/7/invoice", BlockingKind.TaskWait,
+            [
+                app.At("Services/OrderService.cs", "OrderService.LoadOrder", "var order = _repository.FindAsync(id).Result;"),
+                app.At("Services/OrderService.cs", "OrderService.SendInvoice", "var order = LoadOrder(id);"),
+                app.At("Controllers/OrdersController.cs", "OrdersController.Invoice", "_orders.SendInvoice(id);"),
+            ]),
+        ];
+        var cli = installedTool ? await DotnetBlockingTool.InstallAsync().TimeoutAfter(TimeSpan.FromSeconds(90)) : null;
+
+        await using var server = await BlockedServer.StartAsync(app.ServerOptions);
+        foreach (var route in chains.Select(c => c.Uri).Distinct())
+        {
+            server.Loop(route, WorkersPerRoute);
+        }
+
+        await Task.Delay(Settle);
+        var stacks = await RunAsync(cli, "stacks", "-p", $"{server.ProcessId}", "--format", "json", "--top", "10", "--requests-window", "1.5s");
+        var waits = await RunAsync(cli, "waits", "-p", $"{server.ProcessId}", "--json", "--top", "10", "--duration", "1.5s");
+
+        var snapshot = JsonSerializer.Deserialize<StackSnapshot>(stacks, Json)!;
+        var sites = snapshot.BlockedPoolSites;
+        output.WriteLine(string.Join('\n', sites.Select(s => s.Describe(snapshot.PoolThreadCount))));
+        var waitSites = JsonSerializer.Deserialize<WaitAnalysis>(waits, Json)!.Sites;
+        output.WriteLine(string.Join('\n', waitSites.Select(s => s.Describe())));
+        Assert.Contains(snapshot.Modules, m => m.Module == "Contoso.Orders" && m.IsApp);
+        foreach (var route in chains.GroupBy(c => c.Route))
+        {
+            Assert.True(sites.Any(s => route.Any(chain => s.Blocking.Kind == chain.Kind && chain.IsNamedBy(s.AppFrames, s.InlinedInto, s.RequestsSeen, app.IsRelease))),
+                $"no blocking site of stacks names {string.Join(" or ", route)}");
+            Assert.True(waitSites.Any(s => route.Any(chain => s.Blocking?.Kind == chain.Kind && chain.IsNamedBy(s.AppFrames, s.InlinedInto, requestsSeen: null, app.IsRelease))),
+                $"no wait site of waits names {string.Join(" or ", route)}");
+        }
+
+        Assert.All(sites, s => Assert.Equal(s.Blocking.Kind == BlockingKind.TaskWait && s.Groups[0].UnderTaskRun ? BlockingFrame.TaskRunFix : BlockingFrame.FixFor(s.Blocking.Kind), s.Fix));
+    }
+
+    [Theory]
+    [InlineData("Debug")]
+    [InlineData("Release")]
+    public async Task Stacks_OnAMinimalApiPollingWithThreadSleep_NamesTheSleepsLine_OrTheInvokerAndRoute_AndWritesASpeedscopeFile(string configuration)
+    {
+        var app = FixtureApp.FabrikamStock(configuration);
+        var chain = new BlockingChain("stock/chai", BlockingKind.Sleep,
+        [
+            app.At("Warehouse.cs", "Warehouse.CountOnHand", "Thread.Sleep(20);"),
+            app.At("Program.cs", "Program+<>c.<<Main>$>b__*", "var count = warehouse.CountOnHand(sku);"),
+        ]);
+        var speedscope = Path.Combine(Path.GetTempPath(), $"stacks-{Guid.NewGuid():N}.speedscope.json");
+        await using var server = await BlockedServer.StartAsync(app.ServerOptions);
+        server.Loop(chain.Uri, 2 * WorkersPerRoute);
+        await Task.Delay(Settle);
+        try
+        {
+            var text = await RunAsync(null, "stacks", "-p", $"{server.ProcessId}", "--requests-window", "1.5s");
+            var json = await RunAsync(null, "stacks", "-p", $"{server.ProcessId}", "--format", "speedscope", "-o", speedscope, "--requests-window", "0s");
+
+            output.WriteLine(text);
+            var headlines = text.Split('\n').SkipWhile(l => !l.StartsWith("Blocking sites", StringComparison.Ordinal)).Skip(1).TakeWhile(l => l.StartsWith("  ", StringComparison.Ordinal)).ToList();
+            var first = headlines.FirstOrDefault(l => !l.StartsWith("    ", StringComparison.Ordinal)) ?? "";
+            var blocking = chain.Calls[0];
+            var inner = app.IsRelease ? chain.Calls : [blocking];
+            Assert.True(inner.Any(c => first.Contains($"blocked in Thread.Sleep at {c.FileName}:{c.Line} `{c.Statement}` in ", StringComparison.Ordinal))
+                    || (app.IsRelease && first.Contains("inlined into", StringComparison.Ordinal) && first.Contains($"GET /{chain.Route} (", StringComparison.Ordinal)),
+                $"the first blocking site names neither {blocking} nor, in Release, the invoker and route: {first}");
+            Assert.Contains(headlines, l => l.Trim() == $"fix: {BlockingFrame.FixFor(BlockingKind.Sleep)}");
+            Assert.Contains(speedscope, json, StringComparison.Ordinal);
+            SpeedscopeAssert.WellFormed(speedscope);
+        }
+        finally
+        {
+            File.Delete(speedscope);
+        }
+    }
+
+    private static async Task<string> RunAsync(string? installedTool, params string[] arguments)
+    {
+        var run = installedTool is null
+            ? await DiagnoseCli.RunAsync(arguments)
+            : await ChildProcess.RunAsync(new ChildProcessStart(installedTool, arguments) { WorkingDirectory = RepositoryPaths.Root }, TimeSpan.FromSeconds(30));
+        Assert.True(run.ExitCode == 0, run.ToString());
+        return run.Output;
+    }
+}

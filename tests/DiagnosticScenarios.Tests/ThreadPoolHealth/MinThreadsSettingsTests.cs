@@ -1,0 +1,71 @@
+using System.Net.Http.Json;
+using System.Text.Json;
+using System.Text.Json.Nodes;
+using DiagnosticScenarios.Common;
+using DiagnosticScenarios.LoadRunner.Server;
+using DiagnosticScenarios.Tests.Load;
+
+namespace DiagnosticScenarios.Tests.ThreadPoolHealth;
+
+/// <summary>
+/// The two ways to raise the pool's minimum before the app starts, beside the live SetMinThreads control
+/// (MinThreadsControlTests): the runtimeconfig.json setting, and the MSBuild property the SDK writes into it. Each on a
+/// server of its own, which reports the minimum it runs with at GET /api/threadpool.
+/// </summary>
+[Collection(LoadCollectionDefinition.Name)]
+[Trait(TestCategory.Name, TestCategory.Load)]
+public sealed class MinThreadsSettingsTests : IDisposable
+{
+    private const string Setting = "System.Threading.ThreadPool.MinThreads";
+
+    // Far from the default (the processor count, pinned to two) and from any value the runtime picks by itself.
+    private const int Minimum = 64;
+
+    private readonly DirectoryInfo _folder = Directory.CreateTempSubdirectory("diagnosticscenarios-minthreads-");
+
+    [Fact]
+    public async Task RuntimeConfigSetting_RaisesTheMinimumTheAppRunsWith()
+    {
+        var runtimeConfig = Path.Combine(_folder.FullName, "DiagnosticScenarios.runtimeconfig.json");
+        var config = JsonNode.Parse(await File.ReadAllTextAsync(Path.ChangeExtension(LoadExperiment.AppPath, ".runtimeconfig.json")).DefaultTimeout())!;
+        config["runtimeOptions"]!["configProperties"]![Setting] = Minimum;
+        await File.WriteAllTextAsync(runtimeConfig, config.ToJsonString()).DefaultTimeout();
+
+        var reported = await MinimumReportedWithAsync(runtimeConfig);
+
+        Assert.Equal(Minimum, reported);
+    }
+
+    [Fact]
+    public async Task MsBuildProperty_IsWrittenIntoTheRuntimeConfig_AndRaisesTheMinimumTheAppRunsWith()
+    {
+        var runtimeConfig = Path.Combine(_folder.FullName, "DiagnosticScenarios.runtimeconfig.json");
+        // The SDK's own targets, as `dotnet build -p:ThreadPoolMinThreads=64` runs them, writing to a folder of the test's.
+        var generate = await ChildProcess.RunAsync(
+            new ChildProcessStart("dotnet",
+            [
+                "msbuild", Path.Combine(RepositoryPaths.AppProject, "DiagnosticScenarios.csproj"), "-nologo", "-v:q",
+                "-t:ProcessFrameworkReferences;GenerateBuildRuntimeConfigurationFiles",
+                $"-p:ThreadPoolMinThreads={Minimum}", $"-p:ProjectRuntimeConfigFilePath={runtimeConfig}",
+            ]),
+            TimeSpan.FromSeconds(60));
+        Assert.True(generate.ExitCode == 0, generate.ToString());
+        var written = JsonNode.Parse(await File.ReadAllTextAsync(runtimeConfig).DefaultTimeout())!["runtimeOptions"]!["configProperties"]![Setting];
+
+        var reported = await MinimumReportedWithAsync(runtimeConfig);
+
+        Assert.Equal(Minimum, written?.GetValue<int>());
+        Assert.Equal(Minimum, reported);
+    }
+
+    public void Dispose() => _folder.Delete(recursive: true);
+
+    private static async Task<int> MinimumReportedWithAsync(string runtimeConfig)
+    {
+        await using var server = await ServerProcess.StartAsync(new ServerOptions { AppPath = LoadExperiment.AppPath, RuntimeConfigPath = runtimeConfig })
+            .TimeoutAfter(MeasurementCache.MeasurementTimeout);
+        using var client = new HttpClient { BaseAddress = server.BaseAddress };
+        var snapshot = await client.GetFromJsonAsync<JsonElement>(new Uri("api/threadpool", UriKind.Relative)).DefaultTimeout();
+        return snapshot.GetProperty("minWorkerThreads").GetInt32();
+    }
+}
