@@ -15,6 +15,9 @@ public static class DiagnoseCommands
     public const int Failed = 1;
     public const int BadArguments = 2;
 
+    /// <summary><c>watch</c>: no starvation within <c>--timeout</c>.</summary>
+    public const int NoStarvation = 3;
+
     private static readonly JsonSerializerOptions Json = new(JsonSerializerDefaults.Web) { WriteIndented = true, DefaultIgnoreCondition = JsonIgnoreCondition.Never };
 
     public static int Run(string[] args, TextWriter output, TextWriter error)
@@ -142,7 +145,40 @@ public static class DiagnoseCommands
             return 0;
         });
 
-        return new RootCommand("Names the code that blocks a .NET process's thread pool, down to the line: grouped stacks and wait analysis.") { stacks, waits };
+        var timeout = new Option<TimeSpan>("--timeout")
+        {
+            Description = $"How long to wait for starvation before giving up (exit code 3): {Durations.Help}.",
+            DefaultValueFactory = _ => TimeSpan.FromMinutes(10),
+            CustomParser = r => ParseDuration(r, allowZero: false),
+        };
+        var watch = new Command("watch", "Waits for thread-pool starvation (the thread count climbing while the queue stays long, completions low and the CPU under 80 %, read from the runtime's counters once a second), then names the blocking code at that moment.")
+        {
+            processId, name, timeout, format, json, outputFile, top, app,
+        };
+        watch.Validators.Add(r => RequireOneTarget(r, processId, name, null));
+        watch.Validators.Add(r =>
+        {
+            if (r.GetValue(format) == ReportFormat.Speedscope)
+            {
+                r.AddError("--format speedscope is for stacks; watch writes text or json.");
+            }
+        });
+        watch.SetAction(parse =>
+        {
+            var pid = Target(parse, processId, name);
+            var asText = !parse.GetValue(json) && parse.GetValue(format) == ReportFormat.Text && parse.GetValue(outputFile) is null;
+            if (asText)
+            {
+                TextReport.WriteWatchStart(output, pid, StarvationRule.Default, parse.GetValue(timeout));
+            }
+
+            var result = StarvationWatch.Run(pid, parse.GetValue(timeout), asText ? (second, verdict) => TextReport.WriteSecond(output, second, verdict) : null, options: Options(parse, app));
+            var sites = result.Snapshot?.BlockedPoolSites.Take(parse.GetValue(top)).ToList() ?? [];
+            Write(parse, format, json, outputFile, output, report => TextReport.WriteWatch(report, result, sites), result with { Snapshot = result.Snapshot is { } s ? s with { Groups = [.. sites.SelectMany(site => site.Groups)] } : null }, null);
+            return result.Starved ? 0 : NoStarvation;
+        });
+
+        return new RootCommand("Names the code that blocks a .NET process's thread pool, down to the line: grouped stacks, wait analysis, and a watch that waits for starvation.") { stacks, waits, watch };
     }
 
     private static DiagnosisOptions Options(ParseResult parse, Option<string[]> app) =>

@@ -83,4 +83,33 @@ internal static class TextReport
             output.WriteLine($"    {frame}{line}");
         }
     }
+
+    public static void WriteWatchStart(TextWriter output, int processId, StarvationRule rule, TimeSpan timeout) =>
+        output.WriteLine(string.Create(CultureInfo.InvariantCulture,
+            $"Watching process {processId} for up to {timeout.TotalSeconds:0} s: its System.Runtime counters once a second; starvation is {rule.WindowSeconds} s in a row of the thread count climbing while the queue holds at least {rule.MinQueueLength} items and {rule.MinQueuedSecondsOfWork:0.#} s of work at the completion rate, with the CPU under {rule.MaxCpuPercent:0} %."));
+
+    public static void WriteSecond(TextWriter output, PoolSecond second, StarvationVerdict verdict) =>
+        output.WriteLine(string.Create(CultureInfo.InvariantCulture,
+            $"  threads {second.ThreadCount,4}  queue {second.QueueLength,5}  completed {second.CompletedPerSecond,7:0}/s  CPU {second.CpuPercent,5:0.0} %  {(verdict.Starved ? "STARVED" : "")}"));
+
+    public static void WriteWatch(TextWriter output, WatchResult result, IReadOnlyList<BlockingSite> sites)
+    {
+        if (!result.Starved || result.Snapshot is not { } snapshot)
+        {
+            output.WriteLine(string.Create(CultureInfo.InvariantCulture, $"No starvation in {result.AfterSeconds:0} s ({result.Seconds.Count} seconds read); the last: {result.Verdict.Reason}."));
+            return;
+        }
+
+        output.WriteLine();
+        output.WriteLine(string.Create(CultureInfo.InvariantCulture, $"Starvation after {result.Seconds.Count} seconds read: {result.Verdict.Reason}."));
+        output.WriteLine(sites.Count == 0 ? "No pool thread was parked in a blocking call at that moment." : "Blocking sites at that moment:");
+        foreach (var site in sites)
+        {
+            output.WriteLine($"  {site.Describe(snapshot.PoolThreadCount)}");
+            if (site.Fix is { } fix)
+            {
+                output.WriteLine($"    fix: {fix}");
+            }
+        }
+    }
 }

@@ -1,5 +1,6 @@
 using System.Diagnostics;
 using Microsoft.Diagnostics.NETCore.Client;
+using Microsoft.Diagnostics.Tracing;
 
 namespace DiagnosticScenarios.Diagnosis;
 
@@ -14,7 +15,27 @@ internal static class EventPipeRecorder
         Record(processId, providers, () => Thread.Sleep(duration), path, options, rundown: true);
 
     /// <summary>Records while <paramref name="whileOn"/> runs on the calling thread, then stops the session; with <paramref name="rundown"/>, the runtime names every method at the stop.</summary>
-    public static void Record(int processId, IReadOnlyList<EventPipeProvider> providers, Action whileOn, string path, DiagnosisOptions options, bool rundown)
+    public static void Record(int processId, IReadOnlyList<EventPipeProvider> providers, Action whileOn, string path, DiagnosisOptions options, bool rundown) =>
+        Run(processId, providers, whileOn, options, rundown, stream =>
+        {
+            using var file = File.Create(path);
+            stream.CopyTo(file);
+        });
+
+    /// <summary>
+    /// Hands each event of a live session to <paramref name="onEvent"/>, on a thread of its own, while <paramref name="whileOn"/>
+    /// runs on the calling thread; then stops the session. No rundown: a listener of counters and events needs no method names.
+    /// </summary>
+    public static void Listen(int processId, IReadOnlyList<EventPipeProvider> providers, Action<TraceEvent> onEvent, Action whileOn, DiagnosisOptions options) =>
+        Run(processId, providers, whileOn, options, rundown: false, stream =>
+        {
+            using var source = new EventPipeEventSource(stream);
+            source.Dynamic.All += onEvent;
+            source.Process();
+        });
+
+    // Opens the session, lets `read` consume its stream on a dedicated thread while `whileOn` runs, stops it, and waits for the reader.
+    private static void Run(int processId, IReadOnlyList<EventPipeProvider> providers, Action whileOn, DiagnosisOptions options, bool rundown, Action<Stream> read)
     {
         TargetProcess.EnsureDiagnosable(processId);
         var client = new DiagnosticsClient(processId);
@@ -30,24 +51,23 @@ internal static class EventPipeRecorder
 
         using (session)
         {
-            Exception? copyError = null;
-            var copier = new Thread(() =>
+            Exception? readError = null;
+            var reader = new Thread(() =>
             {
                 try
                 {
-                    using var file = File.Create(path);
-                    session.EventStream.CopyTo(file);
+                    read(session.EventStream);
                 }
-                catch (Exception e) when (e is IOException or ObjectDisposedException)
+                catch (Exception e) when (e is IOException or ObjectDisposedException or EndOfStreamException)
                 {
-                    copyError = e;
+                    readError = e;
                 }
             })
             {
                 IsBackground = true,
-                Name = "EventPipe trace copy",
+                Name = "EventPipe session reader",
             };
-            copier.Start();
+            reader.Start();
 
             whileOn();
             try
@@ -60,15 +80,15 @@ internal static class EventPipeRecorder
             }
 
             var drained = Stopwatch.StartNew();
-            if (!copier.Join(options.DrainTimeout))
+            if (!reader.Join(options.DrainTimeout))
             {
                 throw new DiagnosisException(DiagnosisFailure.PortUnreachable,
                     $"Process {processId} did not finish its trace within {options.DrainTimeout.TotalSeconds:0} s of the stop ({drained.Elapsed.TotalSeconds:0.0} s): retry, or raise the drain timeout for a very large app.");
             }
 
-            if (copyError is not null)
+            if (readError is not null)
             {
-                throw TargetProcess.Unreachable(processId, copyError);
+                throw TargetProcess.Unreachable(processId, readError);
             }
         }
     }

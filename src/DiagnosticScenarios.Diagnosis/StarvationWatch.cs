@@ -1,0 +1,208 @@
+using System.Diagnostics;
+using System.Diagnostics.Tracing;
+using System.Globalization;
+using Microsoft.Diagnostics.NETCore.Client;
+using Microsoft.Diagnostics.Tracing;
+
+namespace DiagnosticScenarios.Diagnosis;
+
+/// <summary>
+/// Waits for starvation in any .NET process and names the code: it reads the runtime's <c>System.Runtime</c> meter over
+/// EventPipe once a second, as dotnet-counters does (thread count, queue length, completed work items, CPU), applies
+/// <see cref="StarvationRule"/> (the rule of the app's own detector and of the shipped alert), and at the first starved
+/// verdict takes a stack snapshot while the pool is still starved. ASP.NET Core's hosting events, read all along, name the
+/// request each parked thread last started, for sites whose frames a Release build's JIT inlined away.
+/// </summary>
+public static class StarvationWatch
+{
+    private const string MetricsProvider = "System.Diagnostics.Metrics";
+    private const long TimeSeriesValues = 0x2;
+    private const string RuntimeMeter = "System.Runtime";
+    private const string Threads = "dotnet.thread_pool.thread.count";
+    private const string QueueLength = "dotnet.thread_pool.queue.length";
+    private const string WorkItems = "dotnet.thread_pool.work_item.count";
+    private const string CpuTime = "dotnet.process.cpu.time";
+    private const string Processors = "dotnet.process.cpu.count";
+
+    /// <summary>Watches <paramref name="processId"/> until the rule declares starvation or <paramref name="timeout"/> passes. Synchronous; needs no pool thread.</summary>
+    /// <param name="onSecond">Each second as read, with the rule's verdict; on the listener's own thread.</param>
+    /// <exception cref="DiagnosisException">The process is not there, not .NET, or its diagnostic port did not answer.</exception>
+    public static WatchResult Run(int processId, TimeSpan timeout, Action<PoolSecond, StarvationVerdict>? onSecond = null, StarvationRule? rule = null, DiagnosisOptions? options = null)
+    {
+        rule ??= StarvationRule.Default;
+        options ??= DiagnosisOptions.Default;
+        var sessionId = Guid.NewGuid().ToString();
+        var providers = new[]
+        {
+            new EventPipeProvider(MetricsProvider, EventLevel.Informational, TimeSeriesValues, new Dictionary<string, string>
+            {
+                ["SessionId"] = sessionId,
+                ["Metrics"] = RuntimeMeter,
+                ["RefreshInterval"] = "1",
+                ["MaxTimeSeries"] = "1000",
+                ["MaxHistograms"] = "10",
+            }),
+            new EventPipeProvider(HostingRequests.ProviderName, EventLevel.Informational),
+        };
+
+        var reading = new CounterReading(sessionId, rule, onSecond);
+        var started = Stopwatch.StartNew();
+        StackSnapshot? snapshot = null;
+        var trace = Path.Combine(Path.GetTempPath(), $"watch-{processId}-{Guid.NewGuid():N}.nettrace");
+        try
+        {
+            EventPipeRecorder.Listen(processId, providers, reading.OnEvent, () =>
+            {
+                if (reading.Starved.Wait(timeout))
+                {
+                    // While the pool is still starved, and before the listening session ends: the threads are where they block.
+                    StackSnapshots.Record(processId, trace, options);
+                }
+            }, options);
+
+            if (reading.Starved.IsSet)
+            {
+                snapshot = StackSnapshots.Analyze(trace, options, reading.Requests()) with { ProcessId = processId };
+            }
+        }
+        finally
+        {
+            File.Delete(trace);
+        }
+
+        return new WatchResult(processId, snapshot is not null, Math.Round(started.Elapsed.TotalSeconds, 1), reading.LastVerdict, reading.Seconds, snapshot);
+    }
+
+    /// <summary>The counters as they arrive: one collection a second, between its CollectionStart and CollectionStop events.</summary>
+    private sealed class CounterReading(string sessionId, StarvationRule rule, Action<PoolSecond, StarvationVerdict>? onSecond)
+    {
+        private readonly Dictionary<string, double> _values = new(StringComparer.Ordinal);
+        private readonly Dictionary<int, string> _lastRequest = [];
+        private readonly List<PoolSecond> _seconds = [];
+        private readonly Lock _lock = new();
+        private double _intervalSeconds = 1;
+        private int _requestsStarted;
+
+        public ManualResetEventSlim Starved { get; } = new();
+
+        public StarvationVerdict LastVerdict { get; private set; } = new(false, "no second read yet");
+
+        public IReadOnlyList<PoolSecond> Seconds
+        {
+            get
+            {
+                lock (_lock)
+                {
+                    return [.. _seconds];
+                }
+            }
+        }
+
+        public RequestLabels Requests()
+        {
+            lock (_lock)
+            {
+                return new RequestLabels(
+                    $"ASP.NET Core's hosting events while watching ({_requestsStarted} requests started)",
+                    "last request started on these threads:",
+                    "no request started on these threads while watching",
+                    new Dictionary<int, string>(_lastRequest),
+                    Exact: false);
+            }
+        }
+
+        public void OnEvent(TraceEvent data)
+        {
+            if (HostingRequests.RequestStarted(data) is { } request)
+            {
+                lock (_lock)
+                {
+                    _requestsStarted++;
+                    _lastRequest[data.ThreadID] = request;
+                }
+
+                return;
+            }
+
+            if (data.ProviderName != MetricsProvider || data.PayloadByName("sessionId") as string != sessionId)
+            {
+                return;
+            }
+
+            // TraceEvent names an event with a task and an opcode by both: CollectionStart is "Collection/Start".
+            switch (data.EventName)
+            {
+                case "Collection/Start" or "CollectionStart":
+                    _values.Clear();
+                    _intervalSeconds = Interval(data);
+                    break;
+                case "CounterRateValuePublished" or "UpDownCounterRateValuePublished" when data.PayloadByName("meterName") as string == RuntimeMeter:
+                    // Each carries the value now and its change over the interval ("rate"): counts of things done want the change.
+                    Add(data, data.PayloadByName("instrumentName") is WorkItems or CpuTime ? "rate" : "value");
+                    break;
+                case "GaugeValuePublished" when data.PayloadByName("meterName") as string == RuntimeMeter:
+                    Add(data, "lastValue");
+                    break;
+                case "Collection/Stop" or "CollectionStop":
+                    Collected();
+                    break;
+            }
+        }
+
+        // dotnet.process.cpu.time comes once per cpu.mode (user, system): summed.
+        private void Add(TraceEvent data, string field)
+        {
+            if (data.PayloadByName("instrumentName") is string instrument
+                && data.PayloadByName(field) is string text
+                && double.TryParse(text, NumberStyles.Float, CultureInfo.InvariantCulture, out var value))
+            {
+                _values[instrument] = _values.GetValueOrDefault(instrument) + value;
+            }
+        }
+
+        private void Collected()
+        {
+            if (!_values.TryGetValue(Threads, out var threads)
+                || !_values.TryGetValue(QueueLength, out var queue)
+                || !_values.TryGetValue(WorkItems, out var completed)
+                || !_values.TryGetValue(CpuTime, out var cpuSeconds)
+                || !_values.TryGetValue(Processors, out var processors))
+            {
+                // The first collection has no rates yet.
+                return;
+            }
+
+            var second = new PoolSecond((int)threads, (long)queue, completed / _intervalSeconds, Math.Round(100 * cpuSeconds / (_intervalSeconds * Math.Max(1, processors)), 1));
+            StarvationVerdict verdict;
+            lock (_lock)
+            {
+                _seconds.Add(second);
+                verdict = rule.Evaluate(_seconds);
+                LastVerdict = verdict;
+            }
+
+            onSecond?.Invoke(second, verdict);
+            if (verdict.Starved)
+            {
+                Starved.Set();
+            }
+        }
+
+        private static double Interval(TraceEvent data) =>
+            data.PayloadByName("intervalStartTime") is string start && data.PayloadByName("intervalEndTime") is string end
+            && DateTime.TryParse(start, CultureInfo.InvariantCulture, DateTimeStyles.RoundtripKind, out var from)
+            && DateTime.TryParse(end, CultureInfo.InvariantCulture, DateTimeStyles.RoundtripKind, out var to)
+            && to > from
+                ? (to - from).TotalSeconds
+                : 1;
+    }
+}
+
+/// <summary>What <see cref="StarvationWatch"/> saw.</summary>
+/// <param name="ProcessId">The process watched.</param>
+/// <param name="Starved">Whether the rule declared starvation before the timeout.</param>
+/// <param name="AfterSeconds">How long the watch ran: until the snapshot was analysed, or the timeout.</param>
+/// <param name="Verdict">The rule's last verdict: the evidence, or the condition that kept it from firing.</param>
+/// <param name="Seconds">Every second read, oldest first.</param>
+/// <param name="Snapshot">The stacks taken at the moment of starvation; null when it never came.</param>
+public sealed record WatchResult(int ProcessId, bool Starved, double AfterSeconds, StarvationVerdict Verdict, IReadOnlyList<PoolSecond> Seconds, StackSnapshot? Snapshot);

@@ -1,0 +1,54 @@
+using System.Text.Json;
+using DiagnosticScenarios.Diagnosis;
+using Xunit.Abstractions;
+
+namespace DiagnosticScenarios.Tests.Diagnosis;
+
+/// <summary>
+/// <c>watch</c> on an app that is not this one (a Release build of tests/fixtures/Contoso.Orders, nothing in it that helps
+/// the tool): it reads the runtime's counters over EventPipe until the starvation rule fires, then names the blocking code.
+/// This app's own runs (fires under taskwait, stays quiet under taskasyncwait) are in the observed runs.
+/// </summary>
+public sealed class WatchTests(ITestOutputHelper output)
+{
+    // Enough requests that the pool, adding a few threads a second, stays behind them for longer than the rule's window.
+    private const int Workers = 120;
+    private static readonly JsonSerializerOptions Json = new(JsonSerializerDefaults.Web);
+
+    [Fact]
+    public async Task Watch_OnAFixtureAppStarvedByABlockingService_FiresAndNamesTheBlockingLineOrTheRoute()
+    {
+        var app = FixtureApp.ContosoOrders("Release");
+        var chain = new BlockingChain("orders/7", BlockingKind.TaskWait,
+        [
+            app.At("Services/OrderService.cs", "OrderService.LoadOrder", "var order = _repository.FindAsync(id).Result;"),
+            app.At("Services/OrderService.cs", "OrderService.GetOrder", "var order = LoadOrder(id);"),
+            app.At("Controllers/OrdersController.cs", "OrdersController.Get", "var order = _orders.GetOrder(id);"),
+        ]);
+        await using var server = await BlockedServer.StartAsync(app.ServerOptions);
+
+        // The watch starts first, as a user starts it on a healthy app and waits: the rule needs the thread count to climb.
+        var watch = DiagnoseCli.RunAsync("watch", "-p", $"{server.ProcessId}", "--timeout", "30s", "--json");
+        await Task.Delay(TimeSpan.FromSeconds(2)); // two healthy seconds read before the load: the rule's window must see the climb
+        server.Loop(chain.Uri, Workers);
+        var run = await watch;
+
+        output.WriteLine(run.Output);
+        Assert.True(run.ExitCode == 0, run.ToString());
+        var result = JsonSerializer.Deserialize<WatchResult>(run.Output, Json)!;
+        Assert.True(result.Starved, result.Verdict.Reason);
+        var top = result.Snapshot!.TopBlockedPoolSite();
+        Assert.NotNull(top);
+        Assert.True(top.Blocking.Kind == chain.Kind && chain.IsNamedBy(top.AppFrames, top.InlinedInto, top.RequestsSeen, app.IsRelease),
+            $"the top site names neither {chain} nor the invoker and route: {top.Describe(result.Snapshot.PoolThreadCount)}");
+    }
+
+    [Fact]
+    public async Task Watch_ForAProcessIdThatIsNotRunning_ExitsWithOneLineSayingSo()
+    {
+        var run = await DiagnoseCli.RunAsync("watch", "-p", "2147483000", "--timeout", "5s");
+
+        Assert.Equal(1, run.ExitCode);
+        Assert.StartsWith("error: No process has id 2147483000:", run.Error.Trim(), StringComparison.Ordinal);
+    }
+}
