@@ -3,6 +3,7 @@ using System.CommandLine.Parsing;
 using System.Globalization;
 using System.Text.Json;
 using System.Text.Json.Serialization;
+using DiagnosticScenarios.Common;
 using DiagnosticScenarios.Diagnosis;
 
 namespace DiagnosticScenarios.Diagnose;
@@ -72,7 +73,7 @@ public static class DiagnoseCommands
         };
         var duration = new Option<TimeSpan>("--duration")
         {
-            Description = "How long to record waits: 30s, 500ms, 2m or 00:00:30.",
+            Description = $"How long to record waits ({Durations.Help}).",
             DefaultValueFactory = _ => TimeSpan.FromSeconds(10),
             CustomParser = r => ParseDuration(r, allowZero: false),
         };
@@ -146,7 +147,7 @@ public static class DiagnoseCommands
 
         var timeout = new Option<TimeSpan>("--timeout")
         {
-            Description = "How long to wait for starvation before giving up (exit code 3): 30s, 10m, 1h or 00:10:00.",
+            Description = $"How long to wait for starvation before giving up (exit code 3): {Durations.Help}.",
             DefaultValueFactory = _ => TimeSpan.FromMinutes(10),
             CustomParser = r => ParseDuration(r, allowZero: false),
         };
@@ -234,23 +235,13 @@ public static class DiagnoseCommands
 
     private static TimeSpan ParseDuration(ArgumentResult result, bool allowZero)
     {
-        var text = result.Tokens.Count == 1 ? result.Tokens[0].Value.Trim() : "";
-        (string Suffix, double Seconds)[] units = [("ms", 0.001), ("s", 1), ("m", 60)];
-        foreach (var (suffix, seconds) in units)
+        var text = result.Tokens.Count == 1 ? result.Tokens[0].Value : "";
+        if (Durations.TryParse(text, out var duration, allowZero))
         {
-            if (text.EndsWith(suffix, StringComparison.OrdinalIgnoreCase)
-                && double.TryParse(text[..^suffix.Length], NumberStyles.Float, CultureInfo.InvariantCulture, out var value) && (value > 0 || (allowZero && value == 0)))
-            {
-                return TimeSpan.FromSeconds(value * seconds);
-            }
+            return duration;
         }
 
-        if (TimeSpan.TryParse(text, CultureInfo.InvariantCulture, out var span) && (span > TimeSpan.Zero || (allowZero && span == TimeSpan.Zero)))
-        {
-            return span;
-        }
-
-        result.AddError($"'{text}' is not a duration: use 30s, 500ms, 2m or 00:00:30.");
+        result.AddError(Durations.NotADuration(text, allowZero));
         return TimeSpan.Zero;
     }
 }

@@ -1,4 +1,4 @@
-using DiagnosticScenarios.Processes;
+using DiagnosticScenarios.Common;
 
 namespace DiagnosticScenarios.Tests;
 

@@ -3,6 +3,7 @@ using System.CommandLine.Help;
 using System.CommandLine.Parsing;
 using System.Globalization;
 using System.Text.Json;
+using DiagnosticScenarios.Common;
 using DiagnosticScenarios.LoadRunner.Compare;
 using DiagnosticScenarios.LoadRunner.Load;
 
@@ -69,7 +70,7 @@ public static class CommandLine
     {
         var url = new Option<Uri>("--url") { Description = "The absolute URL to load.", Required = true, CustomParser = AbsoluteUrl };
         var connections = Connections();
-        var duration = new Option<TimeSpan?>("--duration", "-d") { Description = $"How long to load ({Durations.Help}); default 10s unless -n is given.", CustomParser = Durations.Parse };
+        var duration = new Option<TimeSpan?>("--duration", "-d") { Description = $"How long to load ({Durations.Help}); default 10s unless -n is given.", CustomParser = PositiveDuration };
         var requests = new Option<int?>("--requests", "-n") { Description = "Requests in total, instead of a duration.", CustomParser = r => Whole(r, 1, int.MaxValue) };
         var rate = new Option<double?>("--rate") { Description = "Open loop: requests per second at fixed times, latency counted from the intended send.", CustomParser = PositiveNumber };
         var timeout = Timeout();
@@ -122,7 +123,7 @@ public static class CommandLine
             CustomParser = r => [.. r.Tokens.SelectMany(t => t.Value.Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries))],
         };
         var connections = Connections();
-        var duration = new Option<TimeSpan?>("--duration", "-d") { Description = $"How long to load each scenario ({Durations.Help}).", CustomParser = Durations.Parse, DefaultValueFactory = _ => TimeSpan.FromSeconds(10) };
+        var duration = new Option<TimeSpan?>("--duration", "-d") { Description = $"How long to load each scenario ({Durations.Help}).", CustomParser = PositiveDuration, DefaultValueFactory = _ => TimeSpan.FromSeconds(10) };
         var cpus = new Option<int>("--cpus") { Description = "DOTNET_PROCESSOR_COUNT of every server.", DefaultValueFactory = _ => 2, CustomParser = r => Whole(r, 1, 1024) ?? 0 };
         var minThreads = new Option<int?>("--min-threads")
         {
@@ -228,10 +229,23 @@ public static class CommandLine
         new("--connections", "-c") { Description = "Concurrent connections.", DefaultValueFactory = _ => 125, CustomParser = r => Whole(r, 1, 100_000) ?? 0 };
 
     private static Option<TimeSpan?> ThinkTime() =>
-        new("--think-time") { Description = $"Closed loop: each client waits a random time up to this between an answer and its next request, as siege -d ({Durations.Help}).", CustomParser = Durations.Parse };
+        new("--think-time") { Description = $"Closed loop: each client waits a random time up to this between an answer and its next request, as siege -d ({Durations.Help}).", CustomParser = PositiveDuration };
 
     private static Option<TimeSpan> Timeout() =>
-        new("--timeout") { Description = $"A request unanswered after this counts as a timeout ({Durations.Help}).", CustomParser = r => Durations.Parse(r) ?? default, DefaultValueFactory = _ => TimeSpan.FromSeconds(30) };
+        new("--timeout") { Description = $"A request unanswered after this counts as a timeout ({Durations.Help}).", CustomParser = r => PositiveDuration(r) ?? default, DefaultValueFactory = _ => TimeSpan.FromSeconds(30) };
+
+    // Every duration the runner takes is a time to load or to wait, so none may be zero.
+    private static TimeSpan? PositiveDuration(ArgumentResult result)
+    {
+        var text = result.Tokens.Single().Value;
+        if (Durations.TryParse(text, out var duration))
+        {
+            return duration;
+        }
+
+        result.AddError(Durations.NotADuration(text));
+        return null;
+    }
 
     private static int? Whole(ArgumentResult result, int min, int max)
     {

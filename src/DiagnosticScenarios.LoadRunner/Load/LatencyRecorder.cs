@@ -1,4 +1,5 @@
 using System.Diagnostics;
+using DiagnosticScenarios.Common;
 
 namespace DiagnosticScenarios.LoadRunner.Load;
 
@@ -123,15 +124,11 @@ internal sealed class LatencyRecorder
             Math.Sqrt(variance),
             ms[0],
             ms[^1],
-            Percentile(ms, 0.50),
-            Percentile(ms, 0.90),
-            Percentile(ms, 0.95),
-            Percentile(ms, 0.99));
+            Percentile.NearestRank(ms, 0.50),
+            Percentile.NearestRank(ms, 0.90),
+            Percentile.NearestRank(ms, 0.95),
+            Percentile.NearestRank(ms, 0.99));
     }
-
-    // Nearest rank: the smallest value with at least p of the answers at or below it.
-    private static double Percentile(double[] sorted, double p) =>
-        sorted[Math.Clamp((int)Math.Ceiling(p * sorted.Length) - 1, 0, sorted.Length - 1)];
 
     internal static double ToMs(long ticks) => ticks * 1000.0 / Stopwatch.Frequency;
 

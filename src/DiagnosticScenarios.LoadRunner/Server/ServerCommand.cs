@@ -1,5 +1,5 @@
 using System.Globalization;
-using DiagnosticScenarios.Processes;
+using DiagnosticScenarios.Common;
 
 namespace DiagnosticScenarios.LoadRunner.Server;
 

@@ -1,7 +1,7 @@
 using System.Diagnostics;
 using System.Net;
 using System.Net.Sockets;
-using DiagnosticScenarios.Processes;
+using DiagnosticScenarios.Common;
 
 namespace DiagnosticScenarios.LoadRunner.Server;
 

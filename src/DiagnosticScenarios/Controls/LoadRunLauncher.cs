@@ -1,7 +1,7 @@
 using System.Globalization;
 using System.Text.Json;
 using DiagnosticScenarios.Catalogue;
-using DiagnosticScenarios.Processes;
+using DiagnosticScenarios.Common;
 
 namespace DiagnosticScenarios.Controls;
 

@@ -1,4 +1,5 @@
 using System.Diagnostics;
+using DiagnosticScenarios.Common;
 
 namespace DiagnosticScenarios.Detection;
 
@@ -55,7 +56,7 @@ internal sealed class SlidingWindow(TimeSpan window, int capacity, int columns =
     }
 }
 
-/// <summary>Percentiles of a set of milliseconds (nearest-rank).</summary>
+/// <summary>Percentiles of a set of milliseconds (<see cref="Percentile.NearestRank"/>), rounded to a tenth.</summary>
 public sealed record Percentiles(int Count, double P50Ms, double P95Ms, double P99Ms, double MaxMs)
 {
     public static Percentiles Empty { get; } = new(0, 0, 0, 0, 0);
@@ -71,6 +72,5 @@ public sealed record Percentiles(int Count, double P50Ms, double P95Ms, double P
         return new Percentiles(values.Length, Rank(values, 0.50), Rank(values, 0.95), Rank(values, 0.99), Math.Round(values[^1], 1));
     }
 
-    private static double Rank(double[] sorted, double quantile) =>
-        Math.Round(sorted[Math.Max(0, (int)Math.Ceiling(quantile * sorted.Length) - 1)], 1);
+    private static double Rank(double[] sorted, double quantile) => Math.Round(Percentile.NearestRank(sorted, quantile), 1);
 }

@@ -1,4 +1,4 @@
-using DiagnosticScenarios.Processes;
+using DiagnosticScenarios.Common;
 using System.Reflection;
 
 namespace DiagnosticScenarios.Tests.Diagnosis;

@@ -1,4 +1,4 @@
-using DiagnosticScenarios.Processes;
+using DiagnosticScenarios.Common;
 using System.Text.Json;
 using DiagnosticScenarios.Diagnosis;
 using Xunit.Abstractions;

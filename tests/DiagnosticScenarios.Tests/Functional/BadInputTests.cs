@@ -1,22 +1,26 @@
 using System.Net;
 using DiagnosticScenarios.Catalogue;
-using Microsoft.AspNetCore.Mvc.Testing;
+using Xunit.Abstractions;
 
 namespace DiagnosticScenarios.Tests.Functional;
 
 /// <summary>Bad input gets a 4xx ProblemDetails that names the parameter and its range, never a 500 or a hang.</summary>
-public sealed class BadInputTests(WebApplicationFactory<Program> factory) : IClassFixture<WebApplicationFactory<Program>>
+public sealed class BadInputTests(InProcessApp app, ITestOutputHelper output) : IClassFixture<InProcessApp>
 {
+    private readonly InProcessApp _app = app.LogTo(output);
+
     public static TheoryData<string, string, string> OutOfRangeOrMalformed()
     {
         var data = new TheoryData<string, string, string>();
-        foreach (var scenario in CatalogueData.Shapes(ScenarioCatalogue.Mock))
+        var queryShapes = CatalogueData.Shapes(ScenarioCatalogue.Mock).Select(s => $"/api/diagscenario/{s}")
+            .Concat(CatalogueData.Shapes(ScenarioCatalogue.Sql).Select(s => $"/api/sqlscenario/{s}"));
+        foreach (var route in queryShapes)
         {
-            data.Add($"/api/diagscenario/{scenario}?delayMs=abc", "delayMs", "0 to 60000");
-            data.Add($"/api/diagscenario/{scenario}?delayMs=-1", "delayMs", "0 to 60000");
-            data.Add($"/api/diagscenario/{scenario}?delayMs=60001", "delayMs", "0 to 60000");
-            data.Add($"/api/diagscenario/{scenario}?delayMs=99999999999", "delayMs", "0 to 60000");
-            data.Add($"/api/diagscenario/{scenario}?delayMs=1.5", "delayMs", "0 to 60000");
+            data.Add($"{route}?delayMs=abc", "delayMs", "0 to 60000");
+            data.Add($"{route}?delayMs=-1", "delayMs", "0 to 60000");
+            data.Add($"{route}?delayMs=60001", "delayMs", "0 to 60000");
+            data.Add($"{route}?delayMs=99999999999", "delayMs", "0 to 60000");
+            data.Add($"{route}?delayMs=1.5", "delayMs", "0 to 60000");
         }
 
         data.Add("/api/diagscenario/taskburst?count=0", "count", "1 to 10000");
@@ -40,7 +44,7 @@ public sealed class BadInputTests(WebApplicationFactory<Program> factory) : ICla
     [MemberData(nameof(OutOfRangeOrMalformed))]
     public async Task Parameter_Answers400ProblemNamingParameterAndRange_WhenOutOfRangeOrMalformed(string path, string parameter, string range)
     {
-        using var client = factory.CreateClient();
+        using var client = _app.CreateClient();
 
         using var response = await client.GetAsync(new Uri(path, UriKind.Relative)).DefaultTimeout();
 
@@ -58,7 +62,7 @@ public sealed class BadInputTests(WebApplicationFactory<Program> factory) : ICla
     [InlineData("/api/nothing/here")]
     public async Task UnknownOrIncompleteRoute_Answers404Problem(string path)
     {
-        using var client = factory.CreateClient();
+        using var client = _app.CreateClient();
 
         using var response = await client.GetAsync(new Uri(path, UriKind.Relative)).DefaultTimeout();
 
@@ -72,7 +76,7 @@ public sealed class BadInputTests(WebApplicationFactory<Program> factory) : ICla
     [InlineData("DELETE", "/api/diagscenario/taskasyncwait")]
     public async Task WrongMethod_Answers405ProblemNamingTheAllowedMethod(string method, string path)
     {
-        using var client = factory.CreateClient();
+        using var client = _app.CreateClient();
         using var request = new HttpRequestMessage(new HttpMethod(method), new Uri(path, UriKind.Relative));
 
         using var response = await client.SendAsync(request).DefaultTimeout();
@@ -84,7 +88,7 @@ public sealed class BadInputTests(WebApplicationFactory<Program> factory) : ICla
     [Fact]
     public async Task Exception_Answers500Problem_ByDesign()
     {
-        using var client = factory.CreateClient();
+        using var client = _app.CreateClient();
 
         using var response = await client.GetAsync(new Uri("/api/diagscenario/exception", UriKind.Relative)).DefaultTimeout();
 

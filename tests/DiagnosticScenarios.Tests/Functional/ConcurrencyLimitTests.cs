@@ -1,26 +1,24 @@
 using System.Net;
-using DiagnosticScenarios.Tests.ThreadPoolHealth;
 using System.Text.Json;
-using Microsoft.AspNetCore.Hosting;
-using Microsoft.AspNetCore.Mvc.Testing;
+using DiagnosticScenarios.Tests.ThreadPoolHealth;
 using Microsoft.AspNetCore.RateLimiting;
 using Microsoft.AspNetCore.Routing;
 using Microsoft.Extensions.DependencyInjection;
+using Xunit.Abstractions;
 
 namespace DiagnosticScenarios.Tests.Functional;
 
 /// <summary>The destructive scenarios are bounded at once, not only per request: beyond the limit, 429 ProblemDetails with Retry-After.</summary>
-public sealed class ConcurrencyLimitTests
+public sealed class ConcurrencyLimitTests(InProcessApp app, ITestOutputHelper output) : IClassFixture<InProcessApp>
 {
     private const string HeldBurst = "/api/diagscenario/taskburst?count=1&mode=blocking&delayMs=3000";
+    private readonly InProcessApp _app = app.LogTo(output);
 
     [Fact]
     public async Task BlockingTaskBurst_Answers429WithRetryAfter_BeyondTheConfiguredLimit_AndAsyncBurstsAreNotLimited()
     {
-        await using var factory = new WebApplicationFactory<Program>().WithWebHostBuilder(b => b
-            .UseSetting("Scenarios:ConcurrencyLimits:BlockingTaskBurst", "1")
-            .UseSetting("Scenarios:ConcurrencyLimits:RetryAfterSeconds", "7"));
-        using var client = factory.CreateClient();
+        await using var limited = _app.With(("Scenarios:ConcurrencyLimits:BlockingTaskBurst", "1"), ("Scenarios:ConcurrencyLimits:RetryAfterSeconds", "7"));
+        using var client = limited.CreateClient();
 
         var held = client.GetAsync(new Uri(HeldBurst, UriKind.Relative));
         // The test server runs each request on a pool thread of its own, so a second request sent at once could reach the
@@ -51,11 +49,9 @@ public sealed class ConcurrencyLimitTests
     [InlineData("api/diagscenario/memspike/{seconds}")]
     [InlineData("api/diagscenario/memleak/{kb}")]
     [InlineData("api/diagscenario/taskburst")]
-    public async Task DestructiveScenario_HasAConcurrencyPolicyOfItsOwn(string route)
+    public void DestructiveScenario_HasAConcurrencyPolicyOfItsOwn(string route)
     {
-        await using var factory = new WebApplicationFactory<Program>();
-
-        var endpoints = factory.Services.GetRequiredService<EndpointDataSource>().Endpoints.OfType<RouteEndpoint>();
+        var endpoints = _app.Services.GetRequiredService<EndpointDataSource>().Endpoints.OfType<RouteEndpoint>();
         var policies = endpoints.Where(e => e.Metadata.GetMetadata<EnableRateLimitingAttribute>() is not null)
             .ToDictionary(e => e.RoutePattern.RawText!, e => e.Metadata.GetMetadata<EnableRateLimitingAttribute>()!.PolicyName);
 

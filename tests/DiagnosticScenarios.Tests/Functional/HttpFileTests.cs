@@ -1,16 +1,18 @@
 using System.Text.Json;
 using System.Text.RegularExpressions;
-using Microsoft.AspNetCore.Mvc.Testing;
+using Xunit.Abstractions;
 
 namespace DiagnosticScenarios.Tests.Functional;
 
 /// <summary>The .http file beside the app stays in step with the routes the app serves.</summary>
-public sealed partial class HttpFileTests(WebApplicationFactory<Program> factory) : IClassFixture<WebApplicationFactory<Program>>
+public sealed partial class HttpFileTests(InProcessApp app, ITestOutputHelper output) : IClassFixture<InProcessApp>
 {
+    private readonly InProcessApp _app = app.LogTo(output);
+
     [Fact]
     public async Task HttpFile_SendsARequestToEveryRouteInTheOpenApiDocument()
     {
-        using var client = factory.CreateClient();
+        using var client = _app.CreateClient();
         using var document = JsonDocument.Parse(await client.GetStringAsync(new Uri("/openapi/v1.json", UriKind.Relative)).DefaultTimeout());
         var httpFile = await File.ReadAllTextAsync(Path.Combine(RepositoryPaths.AppProject, "DiagnosticScenarios.http")).DefaultTimeout();
         var requested = RequestLine().Matches(httpFile).Select(m => m.Groups["path"].Value).ToList();

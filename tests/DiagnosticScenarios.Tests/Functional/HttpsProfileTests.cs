@@ -2,8 +2,8 @@ using System.Globalization;
 using System.Security.Cryptography;
 using System.Security.Cryptography.X509Certificates;
 using System.Text.Json;
+using DiagnosticScenarios.Common;
 using DiagnosticScenarios.LoadRunner.Server;
-using DiagnosticScenarios.Processes;
 using DiagnosticScenarios.Tests.Load;
 
 namespace DiagnosticScenarios.Tests.Functional;

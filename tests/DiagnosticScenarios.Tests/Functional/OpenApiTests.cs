@@ -1,13 +1,15 @@
 using System.Net;
 using System.Text.Json;
 using DiagnosticScenarios.Catalogue;
-using Microsoft.AspNetCore.Mvc.Testing;
+using Xunit.Abstractions;
 
 namespace DiagnosticScenarios.Tests.Functional;
 
 /// <summary>The OpenAPI document lists every route with its bounds and verdict; Swagger UI reads it.</summary>
-public sealed class OpenApiTests(WebApplicationFactory<Program> factory) : IClassFixture<WebApplicationFactory<Program>>
+public sealed class OpenApiTests(InProcessApp app, ITestOutputHelper output) : IClassFixture<InProcessApp>
 {
+    private readonly InProcessApp _app = app.LogTo(output);
+
     [Theory]
     [MemberData(nameof(CatalogueData.Routes), MemberType = typeof(CatalogueData))]
     public async Task OpenApiDocument_ListsEveryCatalogueRoute_WithItsVerdictInTheSummary(string route, ScenarioVerdict verdict)
@@ -55,7 +57,7 @@ public sealed class OpenApiTests(WebApplicationFactory<Program> factory) : IClas
     [Fact]
     public async Task SwaggerUi_IsServed_AndReadsTheOpenApiDocument()
     {
-        using var client = factory.CreateClient();
+        using var client = _app.CreateClient();
 
         using var page = await client.GetAsync(new Uri("/swagger/index.html", UriKind.Relative)).DefaultTimeout();
         using var config = await client.GetAsync(new Uri("/swagger/index.js", UriKind.Relative)).DefaultTimeout();
@@ -67,7 +69,7 @@ public sealed class OpenApiTests(WebApplicationFactory<Program> factory) : IClas
 
     private async Task<JsonDocument> GetDocumentAsync()
     {
-        using var client = factory.CreateClient();
+        using var client = _app.CreateClient();
         using var response = await client.GetAsync(new Uri("/openapi/v1.json", UriKind.Relative)).DefaultTimeout();
         Assert.Equal(HttpStatusCode.OK, response.StatusCode);
         return JsonDocument.Parse(await response.Content.ReadAsStringAsync().DefaultTimeout());

@@ -2,15 +2,17 @@ using System.Net;
 using System.Text.Json;
 using DiagnosticScenarios.Catalogue;
 using Microsoft.AspNetCore.Mvc.Controllers;
-using Microsoft.AspNetCore.Mvc.Testing;
 using Microsoft.AspNetCore.Routing;
 using Microsoft.Extensions.DependencyInjection;
+using Xunit.Abstractions;
 
 namespace DiagnosticScenarios.Tests.Functional;
 
 /// <summary>The catalogue and the routes the app maps agree both ways, and the app serves the catalogue as it is.</summary>
-public sealed class ScenarioCatalogueTests(WebApplicationFactory<Program> factory) : IClassFixture<WebApplicationFactory<Program>>
+public sealed class ScenarioCatalogueTests(InProcessApp app, ITestOutputHelper output) : IClassFixture<InProcessApp>
 {
+    private readonly InProcessApp _app = app.LogTo(output);
+
     [Fact]
     public void EveryCatalogueEntry_IsAMappedRoute_ServedByTheActionItNames()
     {
@@ -60,7 +62,7 @@ public sealed class ScenarioCatalogueTests(WebApplicationFactory<Program> factor
     [Fact]
     public async Task ScenariosApi_ServesTheCatalogue_WithVerdictsAsTheReadmeWritesThem()
     {
-        using var client = factory.CreateClient();
+        using var client = _app.CreateClient();
 
         using var response = await client.GetAsync(new Uri("/api/scenarios", UriKind.Relative)).DefaultTimeout();
         using var json = JsonDocument.Parse(await response.Content.ReadAsStringAsync().DefaultTimeout());
@@ -80,7 +82,7 @@ public sealed class ScenarioCatalogueTests(WebApplicationFactory<Program> factor
     [Fact]
     public async Task LoadControl_OffersExactlyTheCataloguesLoadableScenarios()
     {
-        using var client = factory.CreateClient();
+        using var client = _app.CreateClient();
 
         using var json = JsonDocument.Parse(await client.GetStringAsync(new Uri("/api/threadpool/load", UriKind.Relative)).DefaultTimeout());
 
@@ -92,7 +94,7 @@ public sealed class ScenarioCatalogueTests(WebApplicationFactory<Program> factor
 
     // Route template → "Controller.Action", for every action of the app's controllers (the scenario controllers).
     private Dictionary<string, string> ScenarioActions() =>
-        factory.Services.GetRequiredService<EndpointDataSource>().Endpoints
+        _app.Services.GetRequiredService<EndpointDataSource>().Endpoints
             .OfType<RouteEndpoint>()
             .Select(e => (Endpoint: e, Action: e.Metadata.GetMetadata<ControllerActionDescriptor>()))
             .Where(e => e.Action is not null)

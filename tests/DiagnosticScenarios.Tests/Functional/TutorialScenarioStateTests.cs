@@ -1,8 +1,8 @@
 using System.Net;
 using DiagnosticScenarios.Scenarios;
 using DiagnosticScenarios.Tests.Load;
-using Microsoft.AspNetCore.Mvc.Testing;
 using Microsoft.Extensions.DependencyInjection;
+using Xunit.Abstractions;
 
 namespace DiagnosticScenarios.Tests.Functional;
 
@@ -11,8 +11,10 @@ namespace DiagnosticScenarios.Tests.Functional;
 /// never ends, a static cache of leaked memory), so the class runs alone.
 /// </summary>
 [Collection(ProcessWideStateCollection.Name)]
-public sealed class TutorialScenarioStateTests
+public sealed class TutorialScenarioStateTests(InProcessApp app, ITestOutputHelper output) : IClassFixture<InProcessApp>
 {
+    private readonly InProcessApp _app = app.LogTo(output);
+
     [Fact]
     public async Task Deadlock_AnswersSuccessOnce_ThenConflictAtOnce()
     {
@@ -32,10 +34,9 @@ public sealed class TutorialScenarioStateTests
     [Fact]
     public async Task MemLeak_Answers409AndLeaksNothing_PastTheConfiguredCap()
     {
-        await using var factory = new WebApplicationFactory<Program>()
-            .WithWebHostBuilder(builder => builder.UseSetting("Scenarios:MemLeakCapKb", "10"));
-        using var client = factory.CreateClient();
-        var leak = factory.Services.GetRequiredService<MemoryLeakScenario>();
+        await using var capped = _app.With(("Scenarios:MemLeakCapKb", "10"));
+        using var client = capped.CreateClient();
+        var leak = capped.Services.GetRequiredService<MemoryLeakScenario>();
         var leakedBefore = leak.LeakedKb;
 
         using var response = await client.GetAsync(new Uri($"/api/diagscenario/memleak/{11 - leakedBefore}", UriKind.Relative)).DefaultTimeout();

@@ -43,7 +43,7 @@ internal static class LoadExperiment
 
     /// <summary>Starts a fresh server for a test that sends its own requests.</summary>
     public static Task<ServerProcess> StartServerAsync() =>
-        ServerProcess.StartAsync(new ServerOptions { AppPath = AppPath, ProcessorCount = 2 }).WaitAsync(MeasurementCache.MeasurementTimeout);
+        ServerProcess.StartAsync(new ServerOptions { AppPath = AppPath, ProcessorCount = 2 }).TimeoutAfter(MeasurementCache.MeasurementTimeout);
 
     /// <summary>Every figure an assertion may use, so a failure on CI can be read without a rerun.</summary>
     public static string Describe(ScenarioResult r) => Describe(r, LimitRequestsPerSecond);

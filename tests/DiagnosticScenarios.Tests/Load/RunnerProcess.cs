@@ -3,7 +3,7 @@ using System.Text.Json;
 using System.Text.RegularExpressions;
 using DiagnosticScenarios.Diagnosis;
 using DiagnosticScenarios.LoadRunner.Compare;
-using DiagnosticScenarios.Processes;
+using DiagnosticScenarios.Common;
 
 namespace DiagnosticScenarios.Tests.Load;
 
@@ -57,7 +57,7 @@ internal static partial class RunnerProcess
             }
 
             await using var json = File.OpenRead(Path.Combine(output.FullName, "compare.json"));
-            var result = await JsonSerializer.DeserializeAsync<ComparisonResult>(json, CompareJson.Options).AsTask().WaitAsync(timeout)
+            var result = await JsonSerializer.DeserializeAsync<ComparisonResult>(json, CompareJson.Options).AsTask().TimeoutAfter(timeout)
                 ?? throw new InvalidOperationException("compare.json was empty.");
             return new Measurement(result.Results.Single(), snapshotAfter is null ? null : await SnapshotAsync(recording, trace, timeout));
         }
@@ -77,8 +77,10 @@ internal static partial class RunnerProcess
 
         try
         {
-            var recorded = await recording.WaitAsync(timeout);
-            return Task.FromResult(await BlockedStacks.AnalyzeAsync(trace, recorded).WaitAsync(timeout));
+#pragma warning disable VSTHRD003 // deliberate: the recording was started by this measurement, in a test with no SynchronizationContext
+            var recorded = await recording.TimeoutAfter(timeout);
+#pragma warning restore VSTHRD003
+            return Task.FromResult(await BlockedStacks.AnalyzeAsync(trace, recorded).TimeoutAfter(timeout));
         }
         catch (Exception e) when (e is DiagnosisException or TimeoutException)
         {

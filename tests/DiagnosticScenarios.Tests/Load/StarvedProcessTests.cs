@@ -1,4 +1,6 @@
 using System.Diagnostics;
+using System.Globalization;
+using DiagnosticScenarios.Common;
 using DiagnosticScenarios.LoadRunner.Server;
 using Xunit.Abstractions;
 
@@ -16,9 +18,9 @@ public sealed class StarvedProcessTests(ITestOutputHelper output)
     private static readonly TimeSpan PingPatience = TimeSpan.FromSeconds(1);
     private static readonly TimeSpan ShutdownTimeout = TimeSpan.FromSeconds(3);
 
-    // A taskburst or a hundred held requests park both starting pool threads as soon as they arrive: a second is long
-    // enough for them to be in, and the ping that follows must then go unanswered (it did in every one of six runs).
-    private static readonly TimeSpan StarveFor = TimeSpan.FromSeconds(1);
+    // A taskburst or a hundred held requests park both starting pool threads as soon as they arrive; from then on a ping
+    // goes unanswered. The tests wait for that, up to this long, before they go on.
+    private static readonly TimeSpan StarvedWithin = TimeSpan.FromSeconds(10);
 
     [Fact]
     public async Task Ping_AnswersFastWithin15Seconds_AfterTheClientOfABlockingBurstLeaves()
@@ -28,8 +30,7 @@ public sealed class StarvedProcessTests(ITestOutputHelper output)
         using var leave = new CancellationTokenSource();
         var burst = SendUntilLeftAsync(client, leave.Token);
 
-        await Task.Delay(StarveFor);
-        var duringBurst = await PingAsync(client);
+        var starved = await UntilStarvedAsync(client);
         // The client leaves only once the ping has its verdict: a ping still queued when the burst's tasks are dropped
         // is answered at once, so leaving while it waits would let it through (CI once saw it answered in 786 ms).
         // Without the app's disconnect watch the burst runs on after the client leaves: ping then went unanswered for 20 s.
@@ -45,8 +46,8 @@ public sealed class StarvedProcessTests(ITestOutputHelper output)
             }
         }
 
-        output.WriteLine($"ping during the burst: {Describe(duringBurst)}; after the client left, the first ping within {PingPatience.TotalSeconds:0} s came after {Describe(answeredAfter)}");
-        Assert.True(duringBurst is null, $"ping answered in {duringBurst} during the burst: the burst did not starve the pool, so this test proves nothing");
+        output.WriteLine($"a ping went unanswered {Describe(starved)} into the burst; after the client left, the first ping within {PingPatience.TotalSeconds:0} s came after {Describe(answeredAfter)}");
+        Assert.True(starved is not null, $"ping kept answering for {StarvedWithin.TotalSeconds:0} s of the burst: it did not starve the pool, so this test proves nothing");
         Assert.True(answeredAfter is not null, $"ping did not answer within {PingPatience.TotalSeconds:0} s for 15 s after the client left");
     }
 
@@ -58,14 +59,13 @@ public sealed class StarvedProcessTests(ITestOutputHelper output)
         using var clientGivesUp = new CancellationTokenSource(TimeSpan.FromSeconds(30));
         var burst = client.GetAsync(new Uri(DefaultBlockingBurst, UriKind.Relative), clientGivesUp.Token);
 
-        await Task.Delay(StarveFor);
-        var starved = await PingAsync(client);
+        var starved = await UntilStarvedAsync(client);
         var exitedAfter = await TerminateAsync(server);
         await clientGivesUp.CancelAsync();
         await DrainAsync(burst).DefaultTimeout();
 
-        output.WriteLine($"ping before SIGTERM: {Describe(starved)}; exited {Describe(exitedAfter)} after SIGTERM\n{Tail(server.Output)}");
-        Assert.True(starved is null, $"ping answered in {starved} before SIGTERM: the pool was not starved, so this test proves nothing");
+        output.WriteLine($"a ping went unanswered {Describe(starved)} into the burst; exited {Describe(exitedAfter)} after SIGTERM\n{Tail(server.Output)}");
+        Assert.True(starved is not null, $"ping kept answering for {StarvedWithin.TotalSeconds:0} s before SIGTERM: the pool was not starved, so this test proves nothing");
         Assert.True(exitedAfter < ShutdownTimeout, $"the process took {Describe(exitedAfter)} to end after SIGTERM; the shutdown timeout is {ShutdownTimeout.TotalSeconds:0} s");
         Assert.DoesNotContain("did not stop within its shutdown timeout", server.Output, StringComparison.Ordinal);
     }
@@ -81,14 +81,13 @@ public sealed class StarvedProcessTests(ITestOutputHelper output)
             .Select(_ => client.GetAsync(new Uri("api/diagscenario/tasksleepwait?delayMs=20000", UriKind.Relative), clientsGiveUp.Token))
             .ToList();
 
-        await Task.Delay(StarveFor);
-        var starved = await PingAsync(client);
+        var starved = await UntilStarvedAsync(client);
         var exitedAfter = await TerminateAsync(server);
         await clientsGiveUp.CancelAsync();
         await Task.WhenAll(blocking.Select(DrainAsync)).DefaultTimeout();
 
-        output.WriteLine($"ping before SIGTERM: {Describe(starved)}; exited {Describe(exitedAfter)} after SIGTERM\n{Tail(server.Output)}");
-        Assert.True(starved is null, $"ping answered in {starved} before SIGTERM: the pool was not starved, so this test proves nothing");
+        output.WriteLine($"a ping went unanswered {Describe(starved)} into the blocking requests; exited {Describe(exitedAfter)} after SIGTERM\n{Tail(server.Output)}");
+        Assert.True(starved is not null, $"ping kept answering for {StarvedWithin.TotalSeconds:0} s before SIGTERM: the pool was not starved, so this test proves nothing");
         // The watchdog ends the process at the shutdown timeout; one second more is the exit itself on a busy machine.
         // Measured with a 3 s timeout: 3025 to 3253 ms in six runs.
         Assert.True(exitedAfter < ShutdownTimeout + TimeSpan.FromSeconds(1), $"the process took {Describe(exitedAfter)} to end after SIGTERM; the shutdown timeout is {ShutdownTimeout.TotalSeconds:0} s");
@@ -100,7 +99,7 @@ public sealed class StarvedProcessTests(ITestOutputHelper output)
             AppPath = LoadExperiment.AppPath,
             ProcessorCount = 2,
             ExtraEnvironment = new Dictionary<string, string> { ["DOTNET_shutdownTimeoutSeconds"] = $"{ShutdownTimeout.TotalSeconds:0}" },
-        }).WaitAsync(MeasurementCache.MeasurementTimeout);
+        }).TimeoutAfter(MeasurementCache.MeasurementTimeout);
 
     private static async Task SendUntilLeftAsync(HttpClient client, CancellationToken leave)
     {
@@ -129,6 +128,14 @@ public sealed class StarvedProcessTests(ITestOutputHelper output)
         }
     }
 
+    /// <summary>How long after the call a ping first went unanswered within <see cref="PingPatience"/>, or null if every ping was answered for <see cref="StarvedWithin"/>.</summary>
+    private static async Task<TimeSpan?> UntilStarvedAsync(HttpClient client)
+    {
+        var clock = Stopwatch.StartNew();
+        var (starved, _) = await Poll.UntilAsync(() => PingAsync(client), answered => answered is null, StarvedWithin);
+        return starved ? clock.Elapsed : null;
+    }
+
     /// <summary>How long ping took, or null when it did not answer within <see cref="PingPatience"/>.</summary>
     private static async Task<TimeSpan?> PingAsync(HttpClient client)
     {
@@ -148,23 +155,10 @@ public sealed class StarvedProcessTests(ITestOutputHelper output)
     /// <summary>Sends SIGTERM (what Ctrl+C's sibling, <c>docker stop</c> and systemd send) and waits up to 20 s for the process to end.</summary>
     private static async Task<TimeSpan?> TerminateAsync(ServerProcess server)
     {
-        using (var kill = Process.Start(new ProcessStartInfo("kill", ["-TERM", $"{server.ProcessId}"]) { UseShellExecute = false })!)
-        {
-            await kill.WaitForExitAsync().DefaultTimeout();
-        }
-
+        var kill = await ChildProcess.RunAsync(new ChildProcessStart("kill", ["-TERM", server.ProcessId.ToString(CultureInfo.InvariantCulture)]), TimeoutExtensions.Default);
+        Assert.True(kill.ExitCode == 0, kill.ToString());
         var clock = Stopwatch.StartNew();
-        while (clock.Elapsed < TimeSpan.FromSeconds(20))
-        {
-            if (server.HasExited)
-            {
-                return clock.Elapsed;
-            }
-
-            await Task.Delay(TimeSpan.FromMilliseconds(50));
-        }
-
-        return null;
+        return await Poll.UntilAsync(() => server.HasExited, TimeSpan.FromSeconds(20)) ? clock.Elapsed : null;
     }
 
     private static string Describe(TimeSpan? elapsed) => elapsed is { } e ? $"{e.TotalMilliseconds:0} ms" : "never (timed out)";

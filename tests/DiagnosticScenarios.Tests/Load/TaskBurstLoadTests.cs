@@ -21,7 +21,7 @@ public sealed partial class TaskBurstLoadTests(ITestOutputHelper output)
         await using var server = await LoadExperiment.StartServerAsync();
         using var client = new HttpClient { BaseAddress = server.BaseAddress };
 
-        var body = await client.GetStringAsync(BurstUri("async")).WaitAsync(TimeSpan.FromSeconds(30));
+        var body = await client.GetStringAsync(BurstUri("async")).DefaultTimeout();
 
         output.WriteLine(body);
         var elapsedMs = ElapsedMsIn(body);
@@ -51,7 +51,7 @@ public sealed partial class TaskBurstLoadTests(ITestOutputHelper output)
             var recording = BlockedStacks.RecordAsync(server.ProcessId, LoadExperiment.SnapshotAfter, trace);
             try
             {
-                body = await client.GetStringAsync(BurstUri("blocking"), giveUp.Token).WaitAsync(patience + TimeSpan.FromSeconds(10));
+                body = await client.GetStringAsync(BurstUri("blocking"), giveUp.Token).TimeoutAfter(patience + TimeSpan.FromSeconds(10));
             }
             catch (OperationCanceledException) when (giveUp.IsCancellationRequested)
             {

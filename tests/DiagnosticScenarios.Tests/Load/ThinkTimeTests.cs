@@ -1,8 +1,8 @@
 using System.Runtime.CompilerServices;
 using System.Text.Json;
+using DiagnosticScenarios.Common;
 using DiagnosticScenarios.LoadRunner.Load;
 using DiagnosticScenarios.LoadRunner.Server;
-using DiagnosticScenarios.Processes;
 
 namespace DiagnosticScenarios.Tests.Load;
 

@@ -1,5 +1,5 @@
 using System.Globalization;
-using DiagnosticScenarios.Processes;
+using DiagnosticScenarios.Common;
 using Microsoft.Diagnostics.Tracing;
 
 namespace DiagnosticScenarios.Tests.Observed;

@@ -1,13 +1,15 @@
 using System.Net.Http.Json;
 using DiagnosticScenarios.Catalogue;
 using DiagnosticScenarios.LoadRunner.Compare;
-using Microsoft.AspNetCore.Mvc.Testing;
+using Xunit.Abstractions;
 
 namespace DiagnosticScenarios.Tests.RunnerCli;
 
 /// <summary>The runner reads the app's <c>GET /api/scenarios</c> into the lists <c>compare</c> measures.</summary>
-public sealed class AppCatalogueTests(WebApplicationFactory<Program> factory) : IClassFixture<WebApplicationFactory<Program>>
+public sealed class AppCatalogueTests(InProcessApp app, ITestOutputHelper output) : IClassFixture<InProcessApp>
 {
+    private readonly InProcessApp _app = app.LogTo(output);
+
     [Theory]
     [InlineData("mock")]
     [InlineData("sql")]
@@ -36,7 +38,7 @@ public sealed class AppCatalogueTests(WebApplicationFactory<Program> factory) : 
 
     private async Task<AppCatalogue> ReadAsync()
     {
-        using var client = factory.CreateClient();
+        using var client = _app.CreateClient();
         return (await client.GetFromJsonAsync<AppCatalogue>(new Uri("/" + AppCatalogue.Route, UriKind.Relative), CompareJson.Options).DefaultTimeout())!;
     }
 }

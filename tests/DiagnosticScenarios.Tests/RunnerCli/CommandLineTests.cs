@@ -6,8 +6,6 @@ namespace DiagnosticScenarios.Tests.RunnerCli;
 /// <summary>The load runner answers every wrong command line with the errors, the usage and exit code 2, never a stack trace.</summary>
 public sealed class CommandLineTests
 {
-    private static readonly TimeSpan Timeout = TimeSpan.FromSeconds(60);
-
     [Theory]
     [InlineData("run", "--url", "http://127.0.0.1:9/", "--connectoins", "5")]
     [InlineData("run", "--url", "http://127.0.0.1:9/", "-c", "abc")]
@@ -71,7 +69,7 @@ public sealed class CommandLineTests
     {
         using var output = new StringWriter();
         using var error = new StringWriter();
-        var exitCode = await CommandLine.RunAsync(args, output, error).WaitAsync(Timeout);
+        var exitCode = await CommandLine.RunAsync(args, output, error).DefaultTimeout();
         return (exitCode, output.ToString(), error.ToString());
     }
 }

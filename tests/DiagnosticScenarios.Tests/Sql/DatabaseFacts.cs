@@ -1,6 +1,5 @@
-using DiagnosticScenarios.Processes;
-using System.Diagnostics;
 using System.Globalization;
+using DiagnosticScenarios.Common;
 using System.Runtime.CompilerServices;
 
 namespace DiagnosticScenarios.Tests.Sql;
@@ -75,9 +74,8 @@ internal static class PostgreSqlEnvironment
     private static string StartThrowawayCluster()
     {
         var dataDirectory = Path.Combine(Path.GetTempPath(), $"diagnosticscenarios-pg-{Guid.NewGuid():N}");
-        RemoveWhenThisProcessEnds(dataDirectory);
 #pragma warning disable VSTHRD002 // deliberate: the cluster starts once, from xunit's synchronous check of the first test that needs it
-        var exports = PostgresScript.RunAsync("start", dataDirectory).GetAwaiter().GetResult();
+        var exports = StartAsync(dataDirectory).GetAwaiter().GetResult();
 #pragma warning restore VSTHRD002
         ThrowawayDataDirectory = dataDirectory;
 
@@ -86,11 +84,17 @@ internal static class PostgreSqlEnvironment
         return line[prefix.Length..line.LastIndexOf('\'')];
     }
 
+    private static async Task<string> StartAsync(string dataDirectory)
+    {
+        await RemoveWhenThisProcessEndsAsync(dataDirectory);
+        return await PostgresScript.RunAsync("start", dataDirectory);
+    }
+
     /// <summary>
     /// A watcher in a session of its own stops the cluster and deletes it once the test host is gone, however it ends
     /// (a hang timeout kills it without running any handler of its own).
     /// </summary>
-    private static void RemoveWhenThisProcessEnds(string dataDirectory)
+    private static async Task RemoveWhenThisProcessEndsAsync(string dataDirectory)
     {
         const string watch = """
             exec </dev/null >/dev/null 2>&1
@@ -98,14 +102,14 @@ internal static class PostgreSqlEnvironment
             POSTGRES_DATA_DIR="$2" "$3" stop
             rm -rf "$2"
             """;
-        var start = new ProcessStartInfo("setsid") { RedirectStandardInput = true, RedirectStandardOutput = true, RedirectStandardError = true };
-        foreach (var argument in new[] { "-f", "bash", "-c", watch, "watch", Environment.ProcessId.ToString(CultureInfo.InvariantCulture), dataDirectory, PostgresScript.Path })
+        // setsid -f returns once the watcher runs on its own.
+        var setsid = await ChildProcess.RunAsync(
+            new ChildProcessStart("setsid", ["-f", "bash", "-c", watch, "watch", Environment.ProcessId.ToString(CultureInfo.InvariantCulture), dataDirectory, PostgresScript.Path]),
+            TimeSpan.FromSeconds(10));
+        if (setsid.ExitCode != 0)
         {
-            start.ArgumentList.Add(argument);
+            throw new InvalidOperationException($"Could not start the throwaway cluster's watcher: {setsid}");
         }
-
-        using var watcher = Process.Start(start) ?? throw new InvalidOperationException("Could not start the throwaway cluster's watcher.");
-        watcher.WaitForExit(TimeSpan.FromSeconds(10)); // setsid -f returns once the watcher runs on its own
     }
 }
 

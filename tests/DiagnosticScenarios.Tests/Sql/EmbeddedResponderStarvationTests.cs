@@ -1,7 +1,6 @@
 using System.Diagnostics;
 using System.Net;
 using DiagnosticScenarios.Sql.Tds;
-using Microsoft.AspNetCore.Mvc.Testing;
 using Microsoft.Extensions.DependencyInjection;
 using Xunit.Abstractions;
 
@@ -19,10 +18,13 @@ public sealed class ThreadPoolStarvationTestGroup
 /// exactly when the demo runs, and the measurements would show the responder, not the app.
 /// </summary>
 [Collection(ThreadPoolStarvationTestGroup.Name)]
-public sealed class EmbeddedResponderStarvationTests(ITestOutputHelper output)
+public sealed class EmbeddedResponderStarvationTests(InProcessApp app, ITestOutputHelper output) : IClassFixture<InProcessApp>
 {
     private const int Requests = 100;
     private const int DelayMs = 500;
+
+    // A hundred requests on a pool that grows two threads a second, with room for a busy machine.
+    private static readonly TimeSpan Patience = TimeSpan.FromMinutes(2);
 
     // Pool threads start at the processor count and grow ~2 a second under starvation: 100 blocking requests of
     // 500 ms take several seconds in a starved pool; a pool queue delay of this much proves it was starved.
@@ -37,16 +39,15 @@ public sealed class EmbeddedResponderStarvationTests(ITestOutputHelper output)
     [Fact]
     public async Task Responder_EndsEachWaitforOnTime_WhileTheSyncScenarioStarvesTheAppPool()
     {
-        await using var factory = new WebApplicationFactory<Program>();
-        using var client = factory.CreateClient();
-        client.Timeout = TimeSpan.FromMinutes(2);
-        var responder = factory.Services.GetRequiredService<TdsResponder>();
+        using var client = app.LogTo(output).CreateClient();
+        client.Timeout = Patience;
+        var responder = app.Services.GetRequiredService<TdsResponder>();
         // Warm the connection pool with overlapping async requests first: a cold pool would make the sync opens
         // fail instead (SqlClient's managed SNI needs pool threads for its pre-login handshake, dotnet/SqlClient#3118),
         // and this test is about the responder's WAITFOR timing, not about logins.
         var warmUp = await Task.WhenAll(Enumerable.Range(0, Requests)
             .Select(_ => client.GetAsync(new Uri("/api/sqlscenario/async?delayMs=1000", UriKind.Relative))))
-            .WaitAsync(TimeSpan.FromMinutes(2));
+            .TimeoutAfter(Patience);
         Assert.All(warmUp, r => Assert.Equal(HttpStatusCode.OK, r.StatusCode));
         var warmTimings = responder.WaitforTimings().Count;
         using var probe = new PoolQueueDelayProbe();
@@ -54,7 +55,7 @@ public sealed class EmbeddedResponderStarvationTests(ITestOutputHelper output)
         var requests = Enumerable.Range(0, Requests)
             .Select(_ => client.GetAsync(new Uri($"/api/sqlscenario/sync?delayMs={DelayMs}", UriKind.Relative)))
             .ToArray();
-        var responses = await Task.WhenAll(requests).WaitAsync(TimeSpan.FromMinutes(2));
+        var responses = await Task.WhenAll(requests).TimeoutAfter(Patience);
         var maxQueueDelay = probe.StopAndGetMax();
 
         Assert.All(responses, r => Assert.Equal(HttpStatusCode.OK, r.StatusCode));

@@ -2,19 +2,19 @@ using System.Diagnostics;
 using System.Globalization;
 using System.Net;
 using System.Text.Json;
+using DiagnosticScenarios.Common;
 using DiagnosticScenarios.Sql;
-using Microsoft.AspNetCore.Hosting;
-using Microsoft.AspNetCore.Mvc.Testing;
 using Microsoft.Extensions.DependencyInjection;
 using Npgsql;
+using Xunit.Abstractions;
 
 namespace DiagnosticScenarios.Tests.Sql;
 
 /// <summary>The SQL family against a real PostgreSQL with Npgsql (<c>SELECT pg_sleep(...)</c>), including its outages.</summary>
 [Collection(PostgreSqlTestGroup.Name)]
-public sealed class PostgreSqlScenarioTests(PostgreSqlAppFactory factory)
+public sealed class PostgreSqlScenarioTests(PostgreSqlApp app, ITestOutputHelper output)
 {
-    private static readonly TimeSpan Timeout = TimeSpan.FromSeconds(30);
+    private readonly InProcessApp _app = app.LogTo(output);
 
     [PostgreSqlTheory]
     [InlineData("sync")]
@@ -25,14 +25,14 @@ public sealed class PostgreSqlScenarioTests(PostgreSqlAppFactory factory)
     public async Task SqlScenario_AnswersSuccessAfterTheDelay_WithPostgreSqlProvider(string name)
     {
         PostgreSqlEnvironment.RequireConnectionString();
-        using var client = factory.CreateClient();
+        using var client = _app.CreateClient();
         var started = Stopwatch.StartNew();
 
-        using var response = await client.GetAsync(new Uri($"/api/sqlscenario/{name}?delayMs=200", UriKind.Relative)).WaitAsync(Timeout);
+        using var response = await client.GetAsync(new Uri($"/api/sqlscenario/{name}?delayMs=200", UriKind.Relative)).DefaultTimeout();
 
         Assert.Equal(HttpStatusCode.OK, response.StatusCode);
-        Assert.Equal($"success:sql-{name}", await response.Content.ReadAsStringAsync().WaitAsync(Timeout));
-        Assert.InRange(started.Elapsed, TimeSpan.FromMilliseconds(195), Timeout);
+        Assert.Equal($"success:sql-{name}", await response.Content.ReadAsStringAsync().DefaultTimeout());
+        Assert.True(started.Elapsed >= TimeSpan.FromMilliseconds(195), $"{name} answered after {started.ElapsedMilliseconds} ms, before the 200 ms query could end");
         Assert.Single(response.Headers.GetValues(SqlScenarioController.ConnectionWaitHeader));
     }
 
@@ -40,12 +40,12 @@ public sealed class PostgreSqlScenarioTests(PostgreSqlAppFactory factory)
     public async Task PostgreSql_AcceptsMoreConnectionsThanThePool_AndThePoolFitsTheDemoLoad()
     {
         await using var connection = new NpgsqlConnection(PostgreSqlEnvironment.RequireConnectionString());
-        await connection.OpenAsync().WaitAsync(Timeout);
+        await connection.OpenAsync().DefaultTimeout();
         await using var command = new NpgsqlCommand("SHOW max_connections", connection);
 
-        var maxConnections = int.Parse((string)(await command.ExecuteScalarAsync().WaitAsync(Timeout))!, CultureInfo.InvariantCulture);
+        var maxConnections = int.Parse((string)(await command.ExecuteScalarAsync().DefaultTimeout())!, CultureInfo.InvariantCulture);
 
-        var poolSize = new NpgsqlConnectionStringBuilder(factory.Services.GetRequiredService<SqlScenarioDatabase>().ConnectionString).MaxPoolSize;
+        var poolSize = new NpgsqlConnectionStringBuilder(_app.Services.GetRequiredService<SqlScenarioDatabase>().ConnectionString).MaxPoolSize;
         Assert.InRange(poolSize, 125, int.MaxValue);
         Assert.True(maxConnections > poolSize, $"max_connections {maxConnections} must exceed the pool size {poolSize}.");
     }
@@ -54,8 +54,8 @@ public sealed class PostgreSqlScenarioTests(PostgreSqlAppFactory factory)
     public async Task SqlScenario_Answers503NamingThePostgreSqlCause_WhileItIsStoppedAndRecoversWhenItStarts()
     {
         PostgreSqlEnvironment.RequireConnectionString();
-        using var client = factory.CreateClient();
-        using var warm = await client.GetAsync(new Uri("/api/sqlscenario/async?delayMs=0", UriKind.Relative)).WaitAsync(Timeout);
+        using var client = _app.CreateClient();
+        using var warm = await client.GetAsync(new Uri("/api/sqlscenario/async?delayMs=0", UriKind.Relative)).DefaultTimeout();
         Assert.Equal(HttpStatusCode.OK, warm.StatusCode);
 
         await PostgresScript.RunAsync("stop").TimeoutAfter(TimeSpan.FromSeconds(120));
@@ -64,16 +64,16 @@ public sealed class PostgreSqlScenarioTests(PostgreSqlAppFactory factory)
             foreach (var name in new[] { "sync", "async", "wait" })
             {
                 var started = Stopwatch.StartNew();
-                using var down = await client.GetAsync(new Uri($"/api/sqlscenario/{name}?delayMs=0", UriKind.Relative)).WaitAsync(Timeout);
+                using var down = await client.GetAsync(new Uri($"/api/sqlscenario/{name}?delayMs=0", UriKind.Relative)).DefaultTimeout();
 
                 Assert.Equal(HttpStatusCode.ServiceUnavailable, down.StatusCode);
                 Assert.InRange(started.Elapsed, TimeSpan.Zero, TimeSpan.FromSeconds(SqlScenarioDatabase.ConnectTimeoutSeconds + 5));
-                using var problem = JsonDocument.Parse(await down.Content.ReadAsStringAsync().WaitAsync(Timeout));
+                using var problem = JsonDocument.Parse(await down.Content.ReadAsStringAsync().DefaultTimeout());
                 Assert.Equal("PostgreSql", problem.RootElement.GetProperty("provider").GetString());
                 Assert.False(string.IsNullOrWhiteSpace(problem.RootElement.GetProperty("detail").GetString()));
             }
 
-            using var ping = await client.GetAsync(new Uri("/api/diagscenario/ping", UriKind.Relative)).WaitAsync(Timeout);
+            using var ping = await client.GetAsync(new Uri("/api/diagscenario/ping", UriKind.Relative)).DefaultTimeout();
             Assert.Equal(HttpStatusCode.OK, ping.StatusCode);
         }
         finally
@@ -83,7 +83,7 @@ public sealed class PostgreSqlScenarioTests(PostgreSqlAppFactory factory)
 
         foreach (var name in new[] { "sync", "async" })
         {
-            using var back = await client.GetAsync(new Uri($"/api/sqlscenario/{name}?delayMs=0", UriKind.Relative)).WaitAsync(Timeout);
+            using var back = await client.GetAsync(new Uri($"/api/sqlscenario/{name}?delayMs=0", UriKind.Relative)).DefaultTimeout();
             Assert.Equal(HttpStatusCode.OK, back.StatusCode);
         }
     }
@@ -92,79 +92,68 @@ public sealed class PostgreSqlScenarioTests(PostgreSqlAppFactory factory)
     public async Task SqlScenario_Answers503WithTheServerMessage_WhenThePasswordIsWrong()
     {
         var wrong = new NpgsqlConnectionStringBuilder(PostgreSqlEnvironment.RequireConnectionString()) { Password = "not-the-password" };
-        await using var misconfigured = factory.WithWebHostBuilder(b => b.UseSetting("ConnectionStrings:PostgreSql", wrong.ConnectionString));
+        await using var misconfigured = _app.With(("ConnectionStrings:PostgreSql", wrong.ConnectionString));
         using var client = misconfigured.CreateClient();
 
-        using var response = await client.GetAsync(new Uri("/api/sqlscenario/async?delayMs=0", UriKind.Relative)).WaitAsync(Timeout);
+        using var response = await client.GetAsync(new Uri("/api/sqlscenario/async?delayMs=0", UriKind.Relative)).DefaultTimeout();
 
         Assert.Equal(HttpStatusCode.ServiceUnavailable, response.StatusCode);
-        using var problem = JsonDocument.Parse(await response.Content.ReadAsStringAsync().WaitAsync(Timeout));
+        using var problem = JsonDocument.Parse(await response.Content.ReadAsStringAsync().DefaultTimeout());
         Assert.Contains("password authentication failed", problem.RootElement.GetProperty("detail").GetString(), StringComparison.Ordinal);
     }
 
     [PostgreSqlFact]
     public async Task SqlScenario_Answers503WithinTheConnectTimeout_WhenNothingListensOnThePort()
     {
-        var unreachable = new NpgsqlConnectionStringBuilder(PostgreSqlEnvironment.RequireConnectionString()) { Port = UnusedPort() };
-        await using var misconfigured = factory.WithWebHostBuilder(b => b.UseSetting("ConnectionStrings:PostgreSql", unreachable.ConnectionString));
+        var unreachable = new NpgsqlConnectionStringBuilder(PostgreSqlEnvironment.RequireConnectionString()) { Port = FreeLoopbackPort.Pick() };
+        await using var misconfigured = _app.With(("ConnectionStrings:PostgreSql", unreachable.ConnectionString));
         using var client = misconfigured.CreateClient();
         var started = Stopwatch.StartNew();
 
-        using var response = await client.GetAsync(new Uri("/api/sqlscenario/sync?delayMs=0", UriKind.Relative)).WaitAsync(Timeout);
+        using var response = await client.GetAsync(new Uri("/api/sqlscenario/sync?delayMs=0", UriKind.Relative)).DefaultTimeout();
 
         Assert.Equal(HttpStatusCode.ServiceUnavailable, response.StatusCode);
         Assert.InRange(started.Elapsed, TimeSpan.Zero, TimeSpan.FromSeconds(SqlScenarioDatabase.ConnectTimeoutSeconds + 5));
-        Assert.Contains("PostgreSql", await response.Content.ReadAsStringAsync().WaitAsync(Timeout), StringComparison.Ordinal);
+        Assert.Contains("PostgreSql", await response.Content.ReadAsStringAsync().DefaultTimeout(), StringComparison.Ordinal);
     }
 
     [PostgreSqlFact]
     public async Task AsyncScenario_CancelsPgSleepOnTheServer_WhenTheClientDisconnects()
     {
         var connectionString = PostgreSqlEnvironment.RequireConnectionString();
-        using var client = factory.CreateClient();
+        using var client = _app.CreateClient();
         using var disconnect = new CancellationTokenSource();
         var request = client.GetAsync(new Uri("/api/sqlscenario/async?delayMs=30000", UriKind.Relative), disconnect.Token);
 
         // The client leaves only once pg_sleep runs: leaving on a timer could come while a cold pool still logs in, and then
         // no pg_sleep would be running afterwards with nothing having been cancelled on the server.
-        var started = Stopwatch.StartNew();
-        long sleepingBeforeLeaving;
-        while ((sleepingBeforeLeaving = await CountActiveSleepsAsync(connectionString, "pg_sleep(30.000)")) == 0
-            && !request.IsCompleted && started.Elapsed < TimeSpan.FromSeconds(10))
-        {
-            await Task.Delay(50);
-        }
-
+        var (_, sleepingBeforeLeaving) = await Poll.UntilAsync(
+            () => CountActiveSleepsAsync(connectionString, "pg_sleep(30.000)"), sleeping => sleeping > 0 || request.IsCompleted, TimeSpan.FromSeconds(10));
         await disconnect.CancelAsync();
-        var error = await Record.ExceptionAsync(() => request.WaitAsync(Timeout));
+#pragma warning disable VSTHRD003 // deliberate: the request was started by this test, which has no SynchronizationContext
+        var error = await Record.ExceptionAsync(() => request.DefaultTimeout());
+#pragma warning restore VSTHRD003
+        var (_, sleepingAfterwards) = await Poll.UntilAsync(
+            () => CountActiveSleepsAsync(connectionString, "pg_sleep(30.000)"), sleeping => sleeping == 0, TimeSpan.FromSeconds(10));
 
         Assert.True(sleepingBeforeLeaving == 1, $"{sleepingBeforeLeaving} pg_sleep(30) running before the client left; expected the request's one.");
         Assert.IsAssignableFrom<OperationCanceledException>(error);
-        var deadline = Stopwatch.StartNew();
-        long sleeping;
-        do
-        {
-            await Task.Delay(100);
-            sleeping = await CountActiveSleepsAsync(connectionString, "pg_sleep(30.000)");
-        }
-        while (sleeping > 0 && deadline.Elapsed < TimeSpan.FromSeconds(10));
-
-        Assert.Equal(0, sleeping);
+        Assert.Equal(0, sleepingAfterwards);
     }
 
     [PostgreSqlFact]
     public async Task ConnectionWaitHeader_ShowsTheTimeSpentWaitingForThePool_WhenThePoolIsTooSmall()
     {
         var onePooled = new NpgsqlConnectionStringBuilder(PostgreSqlEnvironment.RequireConnectionString()) { MaxPoolSize = 1 };
-        await using var small = factory.WithWebHostBuilder(b => b.UseSetting("ConnectionStrings:PostgreSql", onePooled.ConnectionString));
+        await using var small = _app.With(("ConnectionStrings:PostgreSql", onePooled.ConnectionString));
         using var client = small.CreateClient();
-        using var warm = await client.GetAsync(new Uri("/api/sqlscenario/async?delayMs=0", UriKind.Relative)).WaitAsync(Timeout);
+        using var warm = await client.GetAsync(new Uri("/api/sqlscenario/async?delayMs=0", UriKind.Relative)).DefaultTimeout();
 
         // The second waits for the first's query to end: 1000 ms less the gap between their starts, which the test host's
         // pool, busy with the parallel test classes, can widen; half the query is left for that gap.
         var both = await Task.WhenAll(
             client.GetAsync(new Uri("/api/sqlscenario/async?delayMs=1000", UriKind.Relative)),
-            client.GetAsync(new Uri("/api/sqlscenario/async?delayMs=1000", UriKind.Relative))).WaitAsync(Timeout);
+            client.GetAsync(new Uri("/api/sqlscenario/async?delayMs=1000", UriKind.Relative))).DefaultTimeout();
 
         var waits = both.Select(r => long.Parse(r.Headers.GetValues(SqlScenarioController.ConnectionWaitHeader).Single(), CultureInfo.InvariantCulture)).Order().ToList();
         Assert.All(both, r => Assert.Equal(HttpStatusCode.OK, r.StatusCode));
@@ -179,16 +168,9 @@ public sealed class PostgreSqlScenarioTests(PostgreSqlAppFactory factory)
     private static async Task<long> CountActiveSleepsAsync(string connectionString, string text)
     {
         await using var connection = new NpgsqlConnection(new NpgsqlConnectionStringBuilder(connectionString) { Pooling = false }.ConnectionString);
-        await connection.OpenAsync().WaitAsync(Timeout);
+        await connection.OpenAsync().DefaultTimeout();
         await using var command = new NpgsqlCommand("SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND query LIKE '%' || @text || '%' AND pid <> pg_backend_pid()", connection);
         command.Parameters.AddWithValue("text", text);
-        return (long)(await command.ExecuteScalarAsync().WaitAsync(Timeout))!;
-    }
-
-    private static int UnusedPort()
-    {
-        using var listener = new System.Net.Sockets.TcpListener(IPAddress.Loopback, 0);
-        listener.Start();
-        return ((IPEndPoint)listener.LocalEndpoint).Port;
+        return (long)(await command.ExecuteScalarAsync().DefaultTimeout())!;
     }
 }

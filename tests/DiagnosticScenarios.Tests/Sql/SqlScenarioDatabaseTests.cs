@@ -1,23 +1,24 @@
 using DiagnosticScenarios.Sql;
-using Microsoft.AspNetCore.Hosting;
-using Microsoft.AspNetCore.Mvc.Testing;
 using Microsoft.Data.SqlClient;
 using Microsoft.Extensions.DependencyInjection;
 using Npgsql;
+using Xunit.Abstractions;
 
 namespace DiagnosticScenarios.Tests.Sql;
 
 /// <summary>The pool must fit the demo's 120–125 connections for every provider, unless a connection string says otherwise.</summary>
-public sealed class SqlScenarioDatabaseTests
+public sealed class SqlScenarioDatabaseTests(InProcessApp app, ITestOutputHelper output) : IClassFixture<InProcessApp>
 {
+    private readonly InProcessApp _app = app.LogTo(output);
+
     [Theory]
     [InlineData("Embedded", null)]
     [InlineData("SqlServer", "Server=tcp:127.0.0.1,1433;User ID=sa;Password=x")]
     public async Task ConnectionString_PoolsTwoHundredWithAFiveSecondConnectTimeout_ForSqlClientProviders(string provider, string? configured)
     {
-        await using var factory = Configure(provider, "SqlServer", configured);
+        await using var withProvider = Configure(provider, "SqlServer", configured);
 
-        var connectionString = new SqlConnectionStringBuilder(factory.Services.GetRequiredService<SqlScenarioDatabase>().ConnectionString);
+        var connectionString = new SqlConnectionStringBuilder(withProvider.Services.GetRequiredService<SqlScenarioDatabase>().ConnectionString);
 
         Assert.Equal(200, connectionString.MaxPoolSize);
         Assert.Equal(5, connectionString.ConnectTimeout);
@@ -27,9 +28,9 @@ public sealed class SqlScenarioDatabaseTests
     [Fact]
     public async Task ConnectionString_PoolsTwoHundredWithAFiveSecondTimeout_ForPostgreSqlWithoutExplicitValues()
     {
-        await using var factory = Configure("PostgreSql", "PostgreSql", "Host=127.0.0.1;Username=u;Password=p");
+        await using var withProvider = Configure("PostgreSql", "PostgreSql", "Host=127.0.0.1;Username=u;Password=p");
 
-        var connectionString = new NpgsqlConnectionStringBuilder(factory.Services.GetRequiredService<SqlScenarioDatabase>().ConnectionString);
+        var connectionString = new NpgsqlConnectionStringBuilder(withProvider.Services.GetRequiredService<SqlScenarioDatabase>().ConnectionString);
 
         Assert.Equal(200, connectionString.MaxPoolSize);
         Assert.Equal(5, connectionString.Timeout);
@@ -38,9 +39,9 @@ public sealed class SqlScenarioDatabaseTests
     [Fact]
     public async Task ConnectionString_KeepsAnExplicitPoolSize_WhenTheConfiguredStringNamesOne()
     {
-        await using var factory = Configure("PostgreSql", "PostgreSql", "Host=127.0.0.1;Username=u;Password=p;Maximum Pool Size=7");
+        await using var withProvider = Configure("PostgreSql", "PostgreSql", "Host=127.0.0.1;Username=u;Password=p;Maximum Pool Size=7");
 
-        var connectionString = new NpgsqlConnectionStringBuilder(factory.Services.GetRequiredService<SqlScenarioDatabase>().ConnectionString);
+        var connectionString = new NpgsqlConnectionStringBuilder(withProvider.Services.GetRequiredService<SqlScenarioDatabase>().ConnectionString);
 
         Assert.Equal(7, connectionString.MaxPoolSize);
     }
@@ -50,8 +51,8 @@ public sealed class SqlScenarioDatabaseTests
     [InlineData("SqlServer", "Server=127.0.0.1;Nonsense=1", "nonsense")]
     public async Task SqlScenario_Answers503NamingTheSetting_WhenTheConnectionStringDoesNotParse(string provider, string configured, string named)
     {
-        await using var factory = Configure(provider, provider, configured);
-        using var client = factory.CreateClient();
+        await using var withProvider = Configure(provider, provider, configured);
+        using var client = withProvider.CreateClient();
 
         using var response = await client.GetAsync(new Uri("/api/sqlscenario/async?delayMs=0", UriKind.Relative)).DefaultTimeout();
 
@@ -63,13 +64,8 @@ public sealed class SqlScenarioDatabaseTests
         Assert.Contains(named, detail, StringComparison.OrdinalIgnoreCase);
     }
 
-    private static WebApplicationFactory<Program> Configure(string provider, string name, string? connectionString) =>
-        new WebApplicationFactory<Program>().WithWebHostBuilder(b =>
-        {
-            b.UseSetting("Database:Provider", provider);
-            if (connectionString is not null)
-            {
-                b.UseSetting($"ConnectionStrings:{name}", connectionString);
-            }
-        });
+    private InProcessApp Configure(string provider, string name, string? connectionString) =>
+        connectionString is null
+            ? _app.With(("Database:Provider", provider))
+            : _app.With(("Database:Provider", provider), ($"ConnectionStrings:{name}", connectionString));
 }

@@ -1,7 +1,6 @@
 using System.Diagnostics;
 using System.Net;
-using Microsoft.AspNetCore.Hosting;
-using Microsoft.AspNetCore.Mvc.Testing;
+using Xunit.Abstractions;
 
 namespace DiagnosticScenarios.Tests.Sql;
 
@@ -9,26 +8,24 @@ namespace DiagnosticScenarios.Tests.Sql;
 /// The SQL family against a real SQL Server (<c>scripts/sqlserver.sh</c>, Docker). Skipped, visibly, unless
 /// <c>SQLSERVER_CONNECTION_STRING</c> is set: no SQL Server runs in CI.
 /// </summary>
-public sealed class SqlServerScenarioTests
+public sealed class SqlServerScenarioTests(InProcessApp app, ITestOutputHelper output) : IClassFixture<InProcessApp>
 {
-    private static readonly TimeSpan Timeout = TimeSpan.FromSeconds(60);
+    private readonly InProcessApp _app = app.LogTo(output);
 
     [SqlServerFact]
     public async Task SqlScenario_EveryShapeAnswersSuccessAfterTheDelay_WithSqlServerProvider()
     {
-        await using var factory = new WebApplicationFactory<Program>().WithWebHostBuilder(b => b
-            .UseSetting("Database:Provider", "SqlServer")
-            .UseSetting("ConnectionStrings:SqlServer", Environment.GetEnvironmentVariable("SQLSERVER_CONNECTION_STRING")));
-        using var client = factory.CreateClient();
+        await using var sqlServer = _app.With(("Database:Provider", "SqlServer"), ("ConnectionStrings:SqlServer", Environment.GetEnvironmentVariable("SQLSERVER_CONNECTION_STRING")!));
+        using var client = sqlServer.CreateClient();
 
         foreach (var name in new[] { "sync", "asyncsyncio", "taskrun", "wait", "async" })
         {
             var started = Stopwatch.StartNew();
-            using var response = await client.GetAsync(new Uri($"/api/sqlscenario/{name}?delayMs=200", UriKind.Relative)).WaitAsync(Timeout);
+            using var response = await client.GetAsync(new Uri($"/api/sqlscenario/{name}?delayMs=200", UriKind.Relative)).DefaultTimeout();
 
             Assert.Equal(HttpStatusCode.OK, response.StatusCode);
-            Assert.Equal($"success:sql-{name}", await response.Content.ReadAsStringAsync().WaitAsync(Timeout));
-            Assert.InRange(started.Elapsed, TimeSpan.FromMilliseconds(195), Timeout);
+            Assert.Equal($"success:sql-{name}", await response.Content.ReadAsStringAsync().DefaultTimeout());
+            Assert.True(started.Elapsed >= TimeSpan.FromMilliseconds(195), $"{name} answered after {started.ElapsedMilliseconds} ms, before the 200 ms query could end");
         }
     }
 }

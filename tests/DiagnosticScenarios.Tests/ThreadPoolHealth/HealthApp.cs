@@ -30,7 +30,7 @@ internal static class HealthApp
             ContentRoot = RepositoryPaths.AppProject,
             Environment = "Development",
             ExtraEnvironment = variables,
-        }).WaitAsync(StartTimeout);
+        }).TimeoutAfter(StartTimeout);
     }
 
     public static HttpClient CreateClient(this ServerProcess app) => new() { BaseAddress = app.BaseAddress, Timeout = TimeSpan.FromSeconds(30) };

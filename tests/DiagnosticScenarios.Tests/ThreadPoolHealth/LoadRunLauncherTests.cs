@@ -53,12 +53,7 @@ public sealed class LoadRunLauncherTests : IDisposable
 
     private static async Task<LoadRun?> WaitUntilFinishedAsync(LoadRunLauncher launcher, TimeSpan patience)
     {
-        var deadline = DateTime.UtcNow + patience;
-        while (launcher.Current is { Running: true } && DateTime.UtcNow < deadline)
-        {
-            await Task.Delay(100);
-        }
-
+        await Poll.UntilAsync(() => launcher.Current is not { Running: true }, patience);
         return launcher.Current;
     }
 }

@@ -1,8 +1,7 @@
 using System.Net;
 using System.Net.Http.Json;
 using System.Text.Json;
-using DiagnosticScenarios.Tests.Controls;
-using Microsoft.AspNetCore.Mvc.Testing;
+using Xunit.Abstractions;
 
 namespace DiagnosticScenarios.Tests.ThreadPoolHealth;
 
@@ -11,25 +10,23 @@ namespace DiagnosticScenarios.Tests.ThreadPoolHealth;
 /// and puts the minimum back (the reset under test, then a check that it held).
 /// </summary>
 [Collection(ProcessWideStateCollection.Name)]
-public sealed class MinThreadsControlTests
+public sealed class MinThreadsControlTests(InProcessApp app, ITestOutputHelper output) : IClassFixture<InProcessApp>
 {
-    private static readonly TimeSpan Timeout = TimeSpan.FromSeconds(30);
+    private readonly InProcessApp _app = app.LogTo(output);
 
     [Fact]
     public async Task MinThreads_AnswersWhatTheRuntimeAccepted_AndResetRestoresTheStartupValue()
     {
         ThreadPool.GetMinThreads(out var startupWorkers, out var startupIo);
-        await using var factory = new WebApplicationFactory<Program>();
-        using var loopback = factory.FromLoopback();
-        using var client = loopback.CreateControlClient();
+        using var client = _app.CreateControlClient();
         var requested = startupWorkers + 3;
         try
         {
-            using var applied = await client.PutAsync(new Uri($"/api/threadpool/minthreads?workers={requested}", UriKind.Relative), null).WaitAsync(Timeout);
-            var appliedBody = await applied.Content.ReadFromJsonAsync<JsonElement>().WaitAsync(Timeout);
+            using var applied = await client.PutAsync(new Uri($"/api/threadpool/minthreads?workers={requested}", UriKind.Relative), null).DefaultTimeout();
+            var appliedBody = await applied.Content.ReadFromJsonAsync<JsonElement>().DefaultTimeout();
             ThreadPool.GetMinThreads(out var appliedWorkers, out _);
-            using var reset = await client.DeleteAsync(new Uri("/api/threadpool/minthreads", UriKind.Relative)).WaitAsync(Timeout);
-            var resetBody = await reset.Content.ReadFromJsonAsync<JsonElement>().WaitAsync(Timeout);
+            using var reset = await client.DeleteAsync(new Uri("/api/threadpool/minthreads", UriKind.Relative)).DefaultTimeout();
+            var resetBody = await reset.Content.ReadFromJsonAsync<JsonElement>().DefaultTimeout();
             ThreadPool.GetMinThreads(out var resetWorkers, out _);
 
             Assert.Equal(HttpStatusCode.OK, applied.StatusCode);

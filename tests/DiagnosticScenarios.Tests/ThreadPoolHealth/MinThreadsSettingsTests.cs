@@ -1,8 +1,8 @@
 using System.Net.Http.Json;
 using System.Text.Json;
 using System.Text.Json.Nodes;
+using DiagnosticScenarios.Common;
 using DiagnosticScenarios.LoadRunner.Server;
-using DiagnosticScenarios.Processes;
 using DiagnosticScenarios.Tests.Load;
 
 namespace DiagnosticScenarios.Tests.ThreadPoolHealth;

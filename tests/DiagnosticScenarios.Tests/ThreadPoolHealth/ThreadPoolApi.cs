@@ -10,25 +10,8 @@ internal static class ThreadPoolApi
     /// Reads the snapshot every <paramref name="interval"/> until <paramref name="until"/> holds or <paramref name="patience"/>
     /// has passed; answers whether it held, and the last snapshot read.
     /// </summary>
-    public static async Task<(bool Met, JsonElement Snapshot)> PollAsync(HttpClient client, Func<JsonElement, bool> until, TimeSpan patience, TimeSpan interval)
-    {
-        var deadline = DateTime.UtcNow + patience;
-        while (true)
-        {
-            var snapshot = await client.GetFromJsonAsync<JsonElement>(new Uri("/api/threadpool", UriKind.Relative)).WaitAsync(patience);
-            if (until(snapshot))
-            {
-                return (true, snapshot);
-            }
-
-            if (DateTime.UtcNow >= deadline)
-            {
-                return (false, snapshot);
-            }
-
-            await Task.Delay(interval);
-        }
-    }
+    public static Task<(bool Met, JsonElement Snapshot)> PollAsync(HttpClient client, Func<JsonElement, bool> until, TimeSpan patience, TimeSpan interval) =>
+        Poll.UntilAsync(() => client.GetFromJsonAsync<JsonElement>(new Uri("/api/threadpool", UriKind.Relative)), until, patience, interval);
 
     /// <summary>The figures of the endpoint whose route is <paramref name="route"/>, or null when it has none yet.</summary>
     public static JsonElement? Endpoint(JsonElement snapshot, string route) =>

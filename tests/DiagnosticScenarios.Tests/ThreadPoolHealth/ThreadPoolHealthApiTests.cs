@@ -1,39 +1,53 @@
+using System.Globalization;
 using System.Net;
 using System.Net.Http.Json;
+using System.Net.ServerSentEvents;
 using System.Text.Json;
-using Microsoft.AspNetCore.Hosting;
-using DiagnosticScenarios.Tests.Controls;
+using DiagnosticScenarios.Detection;
+using DiagnosticScenarios.LoadRunner.Server;
+using DiagnosticScenarios.Tests.Load;
 using Microsoft.AspNetCore.Mvc.Testing;
+using Microsoft.AspNetCore.Routing;
+using Microsoft.Extensions.DependencyInjection;
+using Xunit.Abstractions;
 
 namespace DiagnosticScenarios.Tests.ThreadPoolHealth;
 
-public sealed class ThreadPoolHealthApiTests(InProcessApp factory) : IClassFixture<InProcessApp>
+public sealed class ThreadPoolHealthApiTests(InProcessApp app, ITestOutputHelper output) : IClassFixture<InProcessApp>
 {
-    private static readonly TimeSpan Timeout = TimeSpan.FromSeconds(30);
+    // How long the probe, the sampler or the attribution may take to show what a test waits for.
+    private static readonly TimeSpan Patience = TimeSpan.FromSeconds(30);
+    private readonly InProcessApp _app = app.LogTo(output);
 
     [Fact]
-    public async Task Snapshot_ReportsPoolFiguresAndProbeDelays_WhenTheProbeHasRun()
+    public async Task Snapshot_ReportsThePoolItsProcessWasStartedWith_AndProbeDelaysOnceTheProbeHasRun()
     {
-        using var client = factory.CreateClient();
+        // A process of its own whose pool the test sets from outside: every figure checked is one the test chose, not one
+        // read back through the ThreadPool calls the API itself makes.
+        await using var server = await ServerProcess.StartAsync(new ServerOptions
+        {
+            AppPath = LoadExperiment.AppPath,
+            ProcessorCount = 3,
+            MinWorkerThreads = 40,
+            ExtraEnvironment = new Dictionary<string, string> { ["DOTNET_ThreadPool_ForceMaxWorkerThreads"] = 100.ToString("X", CultureInfo.InvariantCulture) },
+        }).TimeoutAfter(MeasurementCache.MeasurementTimeout);
+        using var client = new HttpClient { BaseAddress = server.BaseAddress };
 
         var snapshot = await PollAsync(client, s => s.GetProperty("queueDelay").GetProperty("window").GetProperty("count").GetInt32() >= 3);
 
-        // The app runs in this process (TestServer): its figures are this process's pool.
-        ThreadPool.GetMinThreads(out var minWorkers, out _);
-        ThreadPool.GetMaxThreads(out var maxWorkers, out _);
-        Assert.Equal(Environment.ProcessorCount, snapshot.GetProperty("processorCount").GetInt32());
-        Assert.Equal(minWorkers, snapshot.GetProperty("minWorkerThreads").GetInt32());
-        Assert.Equal(maxWorkers, snapshot.GetProperty("maxWorkerThreads").GetInt32());
-        Assert.True(snapshot.TryGetProperty("injections", out var injections) && injections.TryGetProperty("cooperativeBlocking", out _));
+        Assert.Equal(3, snapshot.GetProperty("processorCount").GetInt32());
+        Assert.Equal(40, snapshot.GetProperty("minWorkerThreads").GetInt32());
+        Assert.Equal(100, snapshot.GetProperty("maxWorkerThreads").GetInt32());
+        Assert.True(snapshot.TryGetProperty("injections", out var injections) && injections.TryGetProperty("cooperativeBlocking", out _), snapshot.ToString());
     }
 
     [Fact]
     public async Task HoldTime_SinglesOutBlockingEndpoints_AndNotTheAwaitingOne()
     {
-        using var client = factory.CreateClient();
+        using var client = _app.CreateClient();
         string[] routes = ["taskwait", "tasksleepwait", "syncio", "asyncsyncio", "taskasyncwait"];
 
-        await Task.WhenAll(routes.Select(r => client.GetStringAsync(new Uri($"/api/diagscenario/{r}?delayMs=300", UriKind.Relative)))).WaitAsync(Timeout);
+        await Task.WhenAll(routes.Select(r => client.GetStringAsync(new Uri($"/api/diagscenario/{r}?delayMs=300", UriKind.Relative)))).DefaultTimeout();
         var snapshot = await PollAsync(client, s => Endpoint(s, "taskasyncwait") is not null);
 
         foreach (var blocking in routes[..^1])
@@ -51,7 +65,7 @@ public sealed class ThreadPoolHealthApiTests(InProcessApp factory) : IClassFixtu
     [Fact]
     public async Task HoldTime_SinglesOutBlockingSqlShapes_AndNotTheAsyncOne()
     {
-        using var client = factory.CreateClient();
+        using var client = _app.CreateClient();
         string[] blocking = ["sync", "asyncsyncio", "wait"];
         var routes = blocking.Append("async").Select(shape => $"/api/sqlscenario/{shape}").ToArray();
 
@@ -60,7 +74,7 @@ public sealed class ThreadPoolHealthApiTests(InProcessApp factory) : IClassFixtu
         // at 116 ms while the parallel tests started), which is not what the hold time is there to single out.
         for (var round = 0; round < 3; round++)
         {
-            await Task.WhenAll(routes.Select(r => client.GetStringAsync(new Uri($"{r}?delayMs=300", UriKind.Relative)))).WaitAsync(Timeout);
+            await Task.WhenAll(routes.Select(r => client.GetStringAsync(new Uri($"{r}?delayMs=300", UriKind.Relative)))).DefaultTimeout();
         }
 
         var snapshot = await PollAsync(client, s => routes.All(r => ThreadPoolApi.Endpoint(s, r)?.GetProperty("holdTime").GetProperty("count").GetInt32() >= 3));
@@ -76,18 +90,21 @@ public sealed class ThreadPoolHealthApiTests(InProcessApp factory) : IClassFixtu
     }
 
     [Fact]
-    public async Task Stream_ReplaysEverySampleSinceLastEventId_WithoutGaps()
+    public async Task Stream_ReplaysEverySampleAfterLastEventId_ThenGoesOnLiveWithoutAGap()
     {
-        using var client = factory.CreateClient();
-        await PollAsync(client, s => s.GetProperty("queueDelay").GetProperty("window").GetProperty("count").GetInt32() >= 25);
+        using var client = _app.CreateClient();
+        // A reader that last saw sample 1 while several more are in the ring (one a second).
+        var snapshot = await PollAsync(client, s => Sequence(s) >= 4);
+        var latest = Sequence(snapshot);
         using var request = new HttpRequestMessage(HttpMethod.Get, "/api/threadpool/stream");
-        request.Headers.Add("Last-Event-ID", "0");
+        request.Headers.Add("Last-Event-ID", "1");
 
-        using var response = await client.SendAsync(request, HttpCompletionOption.ResponseHeadersRead).WaitAsync(Timeout);
-        var ids = await ReadEventIdsAsync(response, count: 3);
+        using var response = await client.SendAsync(request, HttpCompletionOption.ResponseHeadersRead).DefaultTimeout();
+        var (events, _) = await ReadEventsAsync(response, last: e => long.Parse(e.EventId!, CultureInfo.InvariantCulture) > latest);
 
+        // Every sample from 2 to the latest the API showed, then the next one, whether replayed or sent live.
         Assert.Equal("text/event-stream", response.Content.Headers.ContentType?.MediaType);
-        Assert.Equal([1L, 2L, 3L], ids);
+        Assert.Equal(Enumerable.Range(2, (int)latest).Select(i => i.ToString(CultureInfo.InvariantCulture)), events.Select(e => e.EventId));
     }
 
     [Fact]
@@ -95,22 +112,18 @@ public sealed class ThreadPoolHealthApiTests(InProcessApp factory) : IClassFixtu
     {
         // TypedResults.ServerSentEvents writes the frames; an RC of .NET 10 left out the id line (aspnetcore#64183),
         // without which the browser sends no Last-Event-ID and a reconnect loses what it missed.
-        using var client = factory.CreateClient();
-        await PollAsync(client, s => s.GetProperty("queueDelay").GetProperty("window").GetProperty("count").GetInt32() >= 15);
+        using var client = _app.CreateClient();
+        await PollAsync(client, s => Sequence(s) >= 1);
         using var request = new HttpRequestMessage(HttpMethod.Get, "/api/threadpool/stream?after=0");
 
-        using var response = await client.SendAsync(request, HttpCompletionOption.ResponseHeadersRead).WaitAsync(Timeout);
-        using var reader = new StreamReader(await response.Content.ReadAsStreamAsync().WaitAsync(Timeout));
-        var frame = new List<string>();
-        while (await reader.ReadLineAsync().WaitAsync(Timeout) is { Length: > 0 } line)
-        {
-            frame.Add(line);
-        }
+        using var response = await client.SendAsync(request, HttpCompletionOption.ResponseHeadersRead).DefaultTimeout();
+        var (events, parser) = await ReadEventsAsync(response, last: _ => true);
 
-        Assert.Contains("event: sample", frame);
-        Assert.Contains("id: 1", frame);
-        Assert.Contains("retry: 1000", frame);
-        using var data = JsonDocument.Parse(Assert.Single(frame, l => l.StartsWith("data: ", StringComparison.Ordinal))["data: ".Length..]);
+        var first = Assert.Single(events);
+        Assert.Equal("sample", first.EventType);
+        Assert.Equal("1", first.EventId);
+        Assert.Equal(TimeSpan.FromSeconds(1), parser.ReconnectionInterval);
+        using var data = JsonDocument.Parse(first.Data);
         Assert.Equal(1, data.RootElement.GetProperty("sequence").GetInt64());
     }
 
@@ -121,11 +134,10 @@ public sealed class ThreadPoolHealthApiTests(InProcessApp factory) : IClassFixtu
     [InlineData("")]
     public async Task MinThreads_Returns400ProblemDetails_WhenWorkersIsNotAValidCount(string query)
     {
-        using var loopback = factory.FromLoopback();
-        using var client = loopback.CreateControlClient();
+        using var client = _app.CreateControlClient();
 
-        using var response = await client.PutAsync(new Uri($"/api/threadpool/minthreads?{query}", UriKind.Relative), null).WaitAsync(Timeout);
-        var problem = await response.Content.ReadFromJsonAsync<JsonElement>().WaitAsync(Timeout);
+        using var response = await client.PutAsync(new Uri($"/api/threadpool/minthreads?{query}", UriKind.Relative), null).DefaultTimeout();
+        var problem = await response.Content.ReadFromJsonAsync<JsonElement>().DefaultTimeout();
 
         Assert.Equal(HttpStatusCode.BadRequest, response.StatusCode);
         Assert.Equal("application/problem+json", response.Content.Headers.ContentType?.MediaType);
@@ -139,10 +151,9 @@ public sealed class ThreadPoolHealthApiTests(InProcessApp factory) : IClassFixtu
     [InlineData("scenario=diagscenario/taskwait&durationSeconds=121")]
     public async Task Load_Returns400ProblemDetails_WhenOutOfBounds(string query)
     {
-        using var loopback = factory.FromLoopback();
-        using var client = loopback.CreateControlClient();
+        using var client = _app.CreateControlClient();
 
-        using var response = await client.PostAsync(new Uri($"/api/threadpool/load?{query}", UriKind.Relative), null).WaitAsync(Timeout);
+        using var response = await client.PostAsync(new Uri($"/api/threadpool/load?{query}", UriKind.Relative), null).DefaultTimeout();
 
         Assert.Equal(HttpStatusCode.BadRequest, response.StatusCode);
         Assert.Equal("application/problem+json", response.Content.Headers.ContentType?.MediaType);
@@ -151,15 +162,15 @@ public sealed class ThreadPoolHealthApiTests(InProcessApp factory) : IClassFixtu
     [Fact]
     public async Task Root_LeadsToThePageOnItsOwnServer_WhichServesItWithItsScriptAndNoExternalReferences()
     {
-        using var app = factory.CreateClient(new WebApplicationFactoryClientOptions { AllowAutoRedirect = false });
-        using var root = await app.GetAsync(new Uri("/", UriKind.Relative)).WaitAsync(Timeout);
+        using var appClient = _app.CreateClient(new WebApplicationFactoryClientOptions { AllowAutoRedirect = false });
+        using var root = await appClient.GetAsync(new Uri("/", UriKind.Relative)).DefaultTimeout();
         var page = root.Headers.Location ?? throw new InvalidOperationException($"/ answered {(int)root.StatusCode} without a Location");
         // The live page's server is a real loopback listener, not the test server.
         using var browser = new HttpClient { BaseAddress = page };
 
-        var html = await browser.GetStringAsync(page).WaitAsync(Timeout);
-        var script = await browser.GetStringAsync(new Uri("/app.js", UriKind.Relative)).WaitAsync(Timeout);
-        var settings = await browser.GetFromJsonAsync<JsonElement>(new Uri("/api/threadpool/page", UriKind.Relative)).WaitAsync(Timeout);
+        var html = await browser.GetStringAsync(page).DefaultTimeout();
+        var script = await browser.GetStringAsync(new Uri("/app.js", UriKind.Relative)).DefaultTimeout();
+        var settings = await browser.GetFromJsonAsync<JsonElement>(new Uri("/api/threadpool/page", UriKind.Relative)).DefaultTimeout();
 
         Assert.Equal(HttpStatusCode.Redirect, root.StatusCode);
         Assert.True(settings.GetProperty("servedOffThePool").GetBoolean(), settings.ToString());
@@ -171,40 +182,51 @@ public sealed class ThreadPoolHealthApiTests(InProcessApp factory) : IClassFixtu
     }
 
     [Fact]
-    public async Task Api_IsNotMapped_WhenThreadPoolHealthIsDisabled()
+    public async Task EveryThreadPoolRoute_IsUnmapped_WhenThreadPoolHealthIsDisabled()
     {
-        using var disabled = factory.WithWebHostBuilder(b => b.UseSetting("ThreadPoolHealth:Enabled", "false"));
+        await using var disabled = _app.With(("ThreadPoolHealth:Enabled", "false"));
         using var client = disabled.CreateClient();
 
-        using var api = await client.GetAsync(new Uri("/api/threadpool", UriKind.Relative)).WaitAsync(Timeout);
-        var ping = await client.GetStringAsync(new Uri("/api/diagscenario/ping", UriKind.Relative)).WaitAsync(Timeout);
+        using var api = await client.GetAsync(new Uri("/api/threadpool", UriKind.Relative)).DefaultTimeout();
+        var ping = await client.GetStringAsync(new Uri("/api/diagscenario/ping", UriKind.Relative)).DefaultTimeout();
+        var mapped = disabled.Services.GetRequiredService<EndpointDataSource>().Endpoints.OfType<RouteEndpoint>()
+            .Select(e => e.RoutePattern.RawText ?? "")
+            .Where(route => route.TrimStart('/').StartsWith("api/threadpool", StringComparison.Ordinal))
+            .ToList();
 
+        Assert.Empty(mapped);
         Assert.Equal(HttpStatusCode.NotFound, api.StatusCode);
         Assert.Equal("success:ping", ping);
-        Assert.Null(disabled.Services.GetService(typeof(DiagnosticScenarios.Detection.HealthSampler)));
+        Assert.Null(disabled.Services.GetService<HealthSampler>());
     }
 
     private static JsonElement? Endpoint(JsonElement snapshot, string scenario) => ThreadPoolApi.Endpoint(snapshot, $"/api/diagscenario/{scenario}");
 
     private static async Task<JsonElement> PollAsync(HttpClient client, Func<JsonElement, bool> until)
     {
-        var (met, snapshot) = await ThreadPoolApi.PollAsync(client, until, Timeout, TimeSpan.FromMilliseconds(200));
-        Assert.True(met, $"/api/threadpool never showed what the test waits for within {Timeout}: {snapshot}");
+        var (met, snapshot) = await ThreadPoolApi.PollAsync(client, until, Patience, TimeSpan.FromMilliseconds(200));
+        Assert.True(met, $"/api/threadpool never showed what the test waits for within {Patience}: {snapshot}");
         return snapshot;
     }
 
-    private static async Task<List<long>> ReadEventIdsAsync(HttpResponseMessage response, int count)
+    // The sample the detector recorded last, as the API shows it (0 before the first).
+    private static long Sequence(JsonElement snapshot) => snapshot.GetProperty("starvation").GetProperty("sequence").GetInt64();
+
+    /// <summary>The stream's events as System.Net.ServerSentEvents parses them, up to the first for which <paramref name="last"/> holds; each read bounded.</summary>
+    private static async Task<(List<SseItem<string>> Events, SseParser<string> Parser)> ReadEventsAsync(HttpResponseMessage response, Func<SseItem<string>, bool> last)
     {
-        using var reader = new StreamReader(await response.Content.ReadAsStreamAsync().WaitAsync(Timeout));
-        var ids = new List<long>();
-        while (ids.Count < count && await reader.ReadLineAsync().WaitAsync(Timeout) is { } line)
+        var parser = SseParser.Create(await response.Content.ReadAsStreamAsync().DefaultTimeout());
+        var events = new List<SseItem<string>>();
+        await using var reader = parser.EnumerateAsync().GetAsyncEnumerator();
+        while (await reader.MoveNextAsync().AsTask().DefaultTimeout())
         {
-            if (line.StartsWith("id: ", StringComparison.Ordinal))
+            events.Add(reader.Current);
+            if (last(reader.Current))
             {
-                ids.Add(long.Parse(line[4..], System.Globalization.CultureInfo.InvariantCulture));
+                break;
             }
         }
 
-        return ids;
+        return (events, parser);
     }
 }

@@ -1,4 +1,4 @@
-namespace DiagnosticScenarios.Processes;
+namespace DiagnosticScenarios.Common;
 
 /// <summary>What to start, and what to do with its output and its end.</summary>
 /// <param name="FileName">The program, a path or a name on PATH.</param>

@@ -1,6 +1,6 @@
 using System.Text;
 
-namespace DiagnosticScenarios.Processes;
+namespace DiagnosticScenarios.Common;
 
 /// <summary>The last lines of a stream, at most a number of characters in all; thread-safe.</summary>
 internal sealed class BoundedText(int maxChars)

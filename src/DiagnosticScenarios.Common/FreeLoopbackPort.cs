@@ -1,7 +1,7 @@
 using System.Net;
 using System.Net.Sockets;
 
-namespace DiagnosticScenarios.Processes;
+namespace DiagnosticScenarios.Common;
 
 /// <summary>A loopback port nobody listens on right now, for a child process to bind.</summary>
 public static class FreeLoopbackPort

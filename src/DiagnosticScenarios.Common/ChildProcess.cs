@@ -1,6 +1,6 @@
 using System.Diagnostics;
 
-namespace DiagnosticScenarios.Processes;
+namespace DiagnosticScenarios.Common;
 
 /// <summary>
 /// A child process of the app, the load runner or the tests: its output read on threads of its own into bounded

@@ -1,0 +1,45 @@
+using DiagnosticScenarios.Common;
+using DiagnosticScenarios.Detection;
+
+namespace DiagnosticScenarios.Tests.Common;
+
+/// <summary>The nearest-rank percentile the app's API and the load runner's reports both use.</summary>
+public sealed class PercentileTests
+{
+    // The textbook nearest-rank example: ranks are ceil(q × 5), so 30 % and 40 % both land on the 2nd value.
+    private static readonly double[] Textbook = [15, 20, 35, 40, 50];
+
+    [Theory]
+    [InlineData(0.05, 15)]
+    [InlineData(0.30, 20)]
+    [InlineData(0.40, 20)]
+    [InlineData(0.50, 35)]
+    [InlineData(0.95, 50)]
+    [InlineData(1.00, 50)]
+    public void NearestRank_IsTheSmallestValueWithThatShareAtOrBelowIt(double quantile, double expected)
+    {
+        Assert.Equal(expected, Percentile.NearestRank(Textbook, quantile));
+    }
+
+    [Fact]
+    public void NearestRank_IsAMeasuredValue_NeverOneInterpolatedBetweenTwo()
+    {
+        // Interpolation would answer 15 for the median of 10 and 20; nearest rank answers the lower of the two.
+        Assert.Equal(10, Percentile.NearestRank([10, 20], 0.5));
+    }
+
+    [Fact]
+    public void NearestRank_Refuses_NoValues()
+    {
+        Assert.Throws<ArgumentException>(() => Percentile.NearestRank([], 0.5));
+    }
+
+    [Fact]
+    public void AppPercentiles_AreTheNearestRanksOfTheValuesGivenInAnyOrder_RoundedToATenth()
+    {
+        var percentiles = Percentiles.Of([50, 15.04, 40, 20, 35]);
+
+        Assert.Equal(new Percentiles(5, P50Ms: 35, P95Ms: 50, P99Ms: 50, MaxMs: 50), percentiles);
+        Assert.Equal(15, Percentiles.Of([15.04]).P50Ms);
+    }
+}
