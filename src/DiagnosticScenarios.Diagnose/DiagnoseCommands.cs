@@ -166,13 +166,10 @@ public static class DiagnoseCommands
         watch.SetAction(parse =>
         {
             var pid = Target(parse, processId, name);
-            var asText = !parse.GetValue(json) && parse.GetValue(format) == ReportFormat.Text && parse.GetValue(outputFile) is null;
-            if (asText)
-            {
-                TextReport.WriteWatchStart(output, pid, StarvationRule.Default, parse.GetValue(timeout));
-            }
 
-            var result = StarvationWatch.Run(pid, parse.GetValue(timeout), asText ? (second, verdict) => TextReport.WriteSecond(output, second, verdict) : null, options: Options(parse, app));
+            // The seconds as they are read go to standard error, whatever the report's format: progress, not the answer.
+            TextReport.WriteWatchStart(error, pid, StarvationRule.Default, parse.GetValue(timeout));
+            var result = StarvationWatch.Run(pid, parse.GetValue(timeout), (second, verdict) => TextReport.WriteSecond(error, second, verdict), options: Options(parse, app));
             var sites = result.Snapshot?.BlockedPoolSites.Take(parse.GetValue(top)).ToList() ?? [];
             Write(parse, format, json, outputFile, output, report => TextReport.WriteWatch(report, result, sites), result with { Snapshot = result.Snapshot is { } s ? s with { Groups = [.. sites.SelectMany(site => site.Groups)] } : null }, null);
             return result.Starved ? 0 : NoStarvation;

@@ -168,6 +168,11 @@ public sealed class ObservedRuns : IAsyncLifetime
             observers.Add(new MetricsTraceObserver());
         }
 
+        if (plan.Watched)
+        {
+            observers.Add(new WatchObserver());
+        }
+
         if (browser is not null)
         {
             observers.Add(new BrowserObserver(browser));

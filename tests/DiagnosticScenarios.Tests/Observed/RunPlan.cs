@@ -28,21 +28,28 @@ internal sealed record RunPlan(string Scenario, int LoadSeconds, RunEnd End)
     /// </summary>
     public static RunPlan TaskWait { get; } = new("diagscenario/taskwait", 20, RunEnd.RunnerExits)
     {
-        RecordsMetrics = true,
+        Watched = true,
         CapturesStacksAfterTheLoad = true,
     };
 
-    /// <summary>Ten seconds of load; the pool, which grows by about two threads a second here, stays starved long after.</summary>
-    public static RunPlan TaskSleepWait { get; } = new("diagscenario/tasksleepwait", 10, RunEnd.ServerDisposed);
+    /// <summary>
+    /// Ten seconds of load; the pool, which grows by about two threads a second here, stays starved long after. The
+    /// dotnet-trace metrics session records this run: the runtime's metrics event source serves one session at a time,
+    /// and the other two runs have the watch's.
+    /// </summary>
+    public static RunPlan TaskSleepWait { get; } = new("diagscenario/tasksleepwait", 10, RunEnd.ServerDisposed) { RecordsMetrics = true };
 
     /// <summary>The healthy control, as long as the taskwait run: nothing may fire.</summary>
-    public static RunPlan TaskAsyncWait { get; } = new("diagscenario/taskasyncwait", 20, RunEnd.RunnerExits);
+    public static RunPlan TaskAsyncWait { get; } = new("diagscenario/taskasyncwait", 20, RunEnd.RunnerExits) { Watched = true };
 
     /// <summary>The endpoint's route, as the app's figures and log name it.</summary>
     public string Route => $"/api/{Scenario}";
 
     /// <summary>Whether a dotnet-trace metrics session records the app's meters during the run.</summary>
     public bool RecordsMetrics { get; init; }
+
+    /// <summary>Whether the diagnosis CLI's <c>watch</c> watches the run for starvation.</summary>
+    public bool Watched { get; init; }
 
     /// <summary>Whether a stack capture is asked for (<c>POST /api/threadpool/stacks</c>) once the load is over and the pool healthy.</summary>
     public bool CapturesStacksAfterTheLoad { get; init; }

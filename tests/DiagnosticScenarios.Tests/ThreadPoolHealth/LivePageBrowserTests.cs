@@ -151,12 +151,12 @@ public sealed class LivePageBrowserTests(ObservedRuns runs, ITestOutputHelper ou
         var missing = expected.Where(s => !live.ContainsKey(s.Sequence)).Select(s => s.Sequence).ToList();
         var pageLags = expected.Where(s => live.ContainsKey(s.Sequence)).Select(s => live[s.Sequence].Lag).ToList();
         var kestrelLags = underLoad.Select(s => kestrel.LagOf(s.Sequence, s.TakenAt)).ToList();
-        var pageP95 = Percentile.Of(pageLags, 0.95);
-        var kestrelP95 = Percentile.Of(kestrelLags.Select(k => k.Lag), 0.95);
+        var pageP95 = Lags.Percentile(pageLags, 0.95);
+        var kestrelP95 = Lags.Percentile(kestrelLags.Select(k => k.Lag), 0.95);
 
         output.WriteLine($"{run}\n{underLoad.Count} samples under load, {underLoad.Count(s => s.Starved)} starved"
-            + $"\nthe page (its own server): {Percentile.Describe(pageLags)}"
-            + $"\nthe app's Kestrel stream: {Percentile.Describe([.. kestrelLags.Select(k => k.Lag)])}, {kestrelLags.Count(k => !k.Arrived)} never arrived before the stop (counted with their wait so far)"
+            + $"\nthe page (its own server): {Lags.Describe(pageLags)}"
+            + $"\nthe app's Kestrel stream: {Lags.Describe([.. kestrelLags.Select(k => k.Lag)])}, {kestrelLags.Count(k => !k.Arrived)} never arrived before the stop (counted with their wait so far)"
             + $"\nKestrel's p95 is {kestrelP95 / (pageP95 > TimeSpan.Zero ? pageP95 : TimeSpan.FromMilliseconds(1)):0.0}× the page's");
         Assert.True(underLoad.Count >= run.SecondsUnderLoad - 1, $"the live page's server streamed {underLoad.Count} samples taken in the load's {run.SecondsUnderLoad} s");
         Assert.Contains(underLoad, s => s.Starved);

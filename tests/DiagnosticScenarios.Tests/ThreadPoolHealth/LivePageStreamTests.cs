@@ -45,12 +45,12 @@ public sealed class LivePageStreamTests(ObservedRuns runs, ITestOutputHelper out
         var lags = underLoad.Select(s => s.Lag).ToList();
         var monitor = run.Record<MonitorRecord>().Reads.Where(r => r.AskedAt >= run.LoadStartedAt && r.AskedAt <= run.StoppedAt).Select(r => r.AnsweredIn).ToList();
 
-        output.WriteLine($"{run}\nlive page's stream, read by the test: {Percentile.Describe(lags)}; {underLoad.Count(s => s.Starved)} starved seconds"
-            + $"\nGET /api/threadpool on the live page's server: {Percentile.Describe(monitor)}");
+        output.WriteLine($"{run}\nlive page's stream, read by the test: {Lags.Describe(lags)}; {underLoad.Count(s => s.Starved)} starved seconds"
+            + $"\nGET /api/threadpool on the live page's server: {Lags.Describe(monitor)}");
         Assert.True(underLoad.Count >= run.SecondsUnderLoad - 1, $"the live page's server streamed {underLoad.Count} samples taken in the load's {run.SecondsUnderLoad} s");
         Assert.Contains(underLoad, s => s.Starved);
-        Assert.True(Percentile.Of(lags, 1) < TimeSpan.FromSeconds(1), $"a sample reached the test {Percentile.Of(lags, 1).TotalMilliseconds:0} ms after it was taken");
+        Assert.True(Lags.Percentile(lags, 1) < TimeSpan.FromSeconds(1), $"a sample reached the test {Lags.Percentile(lags, 1).TotalMilliseconds:0} ms after it was taken");
         Assert.True(monitor.Count >= run.SecondsUnderLoad / 2, $"the monitor was read {monitor.Count} times in the load's {run.SecondsUnderLoad} s");
-        Assert.True(Percentile.Of(monitor, 1) < TimeSpan.FromSeconds(1), $"GET /api/threadpool took {Percentile.Of(monitor, 1).TotalMilliseconds:0} ms to answer");
+        Assert.True(Lags.Percentile(monitor, 1) < TimeSpan.FromSeconds(1), $"GET /api/threadpool took {Lags.Percentile(monitor, 1).TotalMilliseconds:0} ms to answer");
     }
 }
