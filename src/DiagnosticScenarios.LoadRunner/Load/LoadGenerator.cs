@@ -92,7 +92,9 @@ public static class LoadGenerator
             async Task ClientAsync(CancellationToken requestToken)
             {
                 await Task.Yield();
-                while (_clock.ElapsedTicks < _stopSendingAt && !cancellationToken.IsCancellationRequested && Interlocked.Increment(ref _reserved) <= _maxRequests)
+                // The cut-off cancels requestToken and stops the clock, which a coarse timer can do a little before the clock
+                // reaches the end: the token, not the clock, tells a client the run is over.
+                while (_clock.ElapsedTicks < _stopSendingAt && !requestToken.IsCancellationRequested && Interlocked.Increment(ref _reserved) <= _maxRequests)
                 {
                     await SendAsync(_clock.ElapsedTicks, requestToken);
                 }
