@@ -74,12 +74,22 @@ public static class CommandLine
         var rate = new Option<double?>("--rate") { Description = "Open loop: requests per second at fixed times, latency counted from the intended send.", CustomParser = PositiveNumber };
         var timeout = Timeout();
         var noDrain = new Option<bool>("--no-drain") { Description = "Do not wait for the requests in flight when the time is up." };
+        var method = new Option<HttpMethod>("--method", "-m") { Description = "The request method.", CustomParser = Method, DefaultValueFactory = _ => HttpMethod.Get };
+        var bodyBytes = new Option<int?>("--body-bytes") { Description = "Each request carries a body of this many bytes.", CustomParser = r => Whole(r, 0, 64 * 1024 * 1024) };
+        var uploadOver = new Option<TimeSpan?>("--upload-over") { Description = $"Send each body in pieces spread over this long, a slow client's upload ({Durations.Help}); needs --body-bytes.", CustomParser = Durations.Parse };
         var json = new Option<bool>("--json") { Description = "Write the report as JSON." };
 
         var command = new Command("run", "Closed loop: -c clients send back to back for -d (or -n requests in total); open loop with --rate.")
         {
-            url, connections, duration, requests, rate, timeout, noDrain, json,
+            url, connections, duration, requests, rate, timeout, noDrain, method, bodyBytes, uploadOver, json,
         };
+        command.Validators.Add(parse =>
+        {
+            if (parse.GetValue(uploadOver) is not null && parse.GetValue(bodyBytes) is null)
+            {
+                parse.AddError("--upload-over needs --body-bytes: a slow upload needs a body.");
+            }
+        });
         command.SetAction(async (parse, cancellationToken) =>
         {
             var options = new LoadOptions
@@ -91,6 +101,9 @@ public static class CommandLine
                 Rate = parse.GetValue(rate),
                 Timeout = parse.GetValue(timeout),
                 DrainInFlight = !parse.GetValue(noDrain),
+                Method = parse.GetValue(method)!,
+                BodyBytes = parse.GetValue(bodyBytes),
+                UploadOver = parse.GetValue(uploadOver),
             };
             var asJson = parse.GetValue(json);
 
@@ -238,6 +251,18 @@ public static class CommandLine
         }
 
         result.AddError($"{OptionName(result)} takes a positive number, not '{text}'.");
+        return null;
+    }
+
+    private static HttpMethod? Method(ArgumentResult result)
+    {
+        var text = result.Tokens.Single().Value;
+        if (text.Length > 0 && text.All(char.IsAsciiLetter))
+        {
+            return new HttpMethod(text.ToUpperInvariant());
+        }
+
+        result.AddError($"{OptionName(result)} takes a method such as GET or POST, not '{text}'.");
         return null;
     }
 

@@ -160,10 +160,11 @@ public static class LoadGenerator
             timeout.CancelAfter(options.Timeout);
             try
             {
-                using var request = new HttpRequestMessage(HttpMethod.Get, options.Url)
+                using var request = new HttpRequestMessage(options.Method, options.Url)
                 {
                     Version = HttpVersion.Version11,
                     VersionPolicy = HttpVersionPolicy.RequestVersionExact,
+                    Content = options.BodyBytes is { } bytes ? new SlowUploadContent(bytes, options.UploadOver ?? TimeSpan.Zero) : null,
                 };
                 using var response = await client.SendAsync(request, HttpCompletionOption.ResponseContentRead, timeout.Token);
                 var finished = _clock.ElapsedTicks;
