@@ -126,7 +126,7 @@ public static class CommandLine
 
     private static Command CompareCommand(TextWriter output, TextWriter error, string commandLine)
     {
-        var family = new Option<string>("--family") { Description = "A family of the app's catalogue (GET /api/scenarios): mock or sql.", DefaultValueFactory = _ => "mock" };
+        var family = new Option<string>("--family") { Description = "A family of the app's catalogue (GET /api/scenarios): mock, sql or blocking.", DefaultValueFactory = _ => "mock" };
         var scenarios = new Option<string[]>("--scenarios")
         {
             Description = "Comma-separated scenario names; default every BAD and GOOD scenario of the family.",
@@ -136,7 +136,7 @@ public static class CommandLine
         var duration = new Option<TimeSpan?>("--duration", "-d") { Description = $"How long to load each scenario ({Durations.Help}).", CustomParser = Durations.Parse, DefaultValueFactory = _ => TimeSpan.FromSeconds(10) };
         var cpus = new Option<int>("--cpus") { Description = "DOTNET_PROCESSOR_COUNT of every server.", DefaultValueFactory = _ => 2, CustomParser = r => Whole(r, 1, 1024) ?? 0 };
         var minThreads = new Option<int?>("--min-threads") { Description = "The SetMinThreads workaround, applied at start.", CustomParser = r => Whole(r, 1, short.MaxValue) };
-        var delayMs = new Option<int?>("--delay-ms") { Description = "The query delay; default the family's.", CustomParser = r => Whole(r, 0, 60_000) };
+        var delayMs = new Option<int?>("--delay-ms") { Description = "The query delay; default the family's, or each scenario's own (the blocking family's).", CustomParser = r => Whole(r, 0, 60_000) };
         var timeout = Timeout();
         var environment = new Option<string[]>("--env") { Description = "KEY=VALUE for every server; repeat for more.", CustomParser = EnvironmentPairs };
         var outDirectory = new Option<string?>("--out") { Description = "Where to write compare.md, compare.json and compare.svg (default ./results/<timestamp>)." };

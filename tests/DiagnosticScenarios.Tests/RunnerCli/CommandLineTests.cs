@@ -48,7 +48,7 @@ public sealed class CommandLineTests
         var (exitCode, output, error) = await RunAsync(args);
 
         Assert.True(exitCode == 2, $"exit {exitCode}\n{error}");
-        Assert.Matches("Unknown family '[a-z]+'; known: mock, sql\\.|has no scenario '[a-z]+'; known: ", error);
+        Assert.Matches("Unknown family '[a-z]+'; known: mock, sql, blocking\\.|has no scenario '[a-z]+'; known: ", error);
         AssertUsageWithoutStackTrace(error);
         Assert.Empty(output);
     }
