@@ -42,7 +42,10 @@ public sealed class BlockingScenarioEndpointTests(WebApplicationFactory<Program>
         Assert.Equal("success:blocking-intermittent", body);
     }
 
-    /// <summary>For bodyread, its catalogue default is the client's upload: the answer comes after the last piece.</summary>
+    /// <summary>
+    /// For the bodyread pair the wait is the client's: the catalogue's slow upload, which this checks the runner's
+    /// <see cref="SlowUploadContent"/> spreads over its time. That the BAD twin blocks reading it is the load test's snapshot.
+    /// </summary>
     [Theory]
     [MemberData(nameof(Names))]
     public async Task BlockingScenario_WaitsAtLeastItsCatalogueDefault_WhenTheRequestNamesNone(string name)
