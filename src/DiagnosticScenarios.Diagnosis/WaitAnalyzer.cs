@@ -27,8 +27,7 @@ public static class WaitAnalyzer
         var trace = Path.Combine(Path.GetTempPath(), $"waits-{processId}-{Guid.NewGuid():N}.nettrace");
         try
         {
-            var provider = new EventPipeProvider(ClrTraceEventParser.ProviderName, EventLevel.Verbose, (long)Keywords);
-            EventPipeRecorder.Record(processId, [provider], duration, trace, options);
+            Record(processId, duration, trace, options);
             return Analyze(trace, options) with { ProcessId = processId };
         }
         finally
@@ -40,6 +39,21 @@ public static class WaitAnalyzer
     /// <summary><see cref="Capture"/> on a thread of its own, for a caller that awaits.</summary>
     public static Task<WaitAnalysis> CaptureOnDedicatedThreadAsync(int processId, TimeSpan duration, DiagnosisOptions? options = null) =>
         EventPipeRecorder.OnDedicatedThread(() => Capture(processId, duration, options), "Wait analysis");
+
+    /// <summary>
+    /// Records what <see cref="Analyze"/> reads to <paramref name="nettracePath"/>, and no more: a caller that must disturb
+    /// the target as little as possible records the waits now and analyses them later.
+    /// </summary>
+    /// <exception cref="DiagnosisException">The process is not there, not .NET, or its diagnostic port did not answer.</exception>
+    public static void Record(int processId, TimeSpan duration, string nettracePath, DiagnosisOptions? options = null)
+    {
+        var provider = new EventPipeProvider(ClrTraceEventParser.ProviderName, EventLevel.Verbose, (long)Keywords);
+        EventPipeRecorder.Record(processId, [provider], duration, nettracePath, options ?? DiagnosisOptions.Default);
+    }
+
+    /// <summary><see cref="Record"/> on a thread of its own, for a caller that awaits.</summary>
+    public static Task RecordOnDedicatedThreadAsync(int processId, TimeSpan duration, string nettracePath, DiagnosisOptions? options = null) =>
+        EventPipeRecorder.OnDedicatedThread(() => { Record(processId, duration, nettracePath, options); return nettracePath; }, "Wait recording");
 
     /// <summary>Analyses the waits in a <c>.nettrace</c> file.</summary>
     /// <exception cref="DiagnosisException">The file cannot be read as a trace.</exception>
