@@ -18,11 +18,21 @@ public abstract class MeasurementCache
     /// <summary>The options every measurement of the class uses; the scenario (and the min-threads workaround) is per call.</summary>
     protected abstract ComparisonOptions Options { get; }
 
+    /// <summary>The options of one scenario's measurement: <see cref="Options"/>, unless a scenario needs its own (a longer timeout).</summary>
+    protected virtual ComparisonOptions OptionsFor(string scenario) => Options;
+
     /// <summary>
     /// When set, every measurement of the class records a stack snapshot of its server this long into the load: the GOOD
     /// and the BAD side of each comparison bear the same sampling pause.
     /// </summary>
     protected virtual TimeSpan? SnapshotAfter => null;
+
+    /// <summary>
+    /// When it answers a duration, the scenario's measurement also records the server's blocking waits (WaitHandleWait
+    /// events) for that long from the start of its load, so the waits of the first threads to park are in it; analysed,
+    /// like the snapshot, once the runner has exited. The server must outlive the recording.
+    /// </summary>
+    protected virtual TimeSpan? WaitTraceFor(string scenario) => null;
 
     public async Task<ScenarioResult> MeasureAsync(string scenario, int? minWorkerThreads = null) =>
         (await MeasurementAsync(scenario, minWorkerThreads)).Result;
@@ -35,6 +45,14 @@ public abstract class MeasurementCache
         return await snapshot.TimeoutAfter(MeasurementTimeout);
     }
 
+    /// <summary>The wait analysis of the trace recorded during the scenario's measured load (measuring it first if no test has).</summary>
+    public async Task<WaitAnalysis> WaitsAsync(string scenario)
+    {
+        var measurement = await MeasurementAsync(scenario, minWorkerThreads: null);
+        var waits = measurement.Waits ?? throw new InvalidOperationException($"{GetType().Name} records no waits.");
+        return await waits.TimeoutAfter(MeasurementTimeout);
+    }
+
     private Task<Measurement> MeasurementAsync(string scenario, int? minWorkerThreads)
     {
         Task<Measurement>? measurement;
@@ -42,7 +60,7 @@ public abstract class MeasurementCache
         {
             if (!_results.TryGetValue((scenario, minWorkerThreads), out measurement))
             {
-                measurement = RunnerProcess.MeasureAsync(Options with { MinWorkerThreads = minWorkerThreads }, scenario, SnapshotAfter, MeasurementTimeout);
+                measurement = RunnerProcess.MeasureAsync(OptionsFor(scenario) with { MinWorkerThreads = minWorkerThreads }, scenario, SnapshotAfter, WaitTraceFor(scenario), MeasurementTimeout);
                 _results[(scenario, minWorkerThreads)] = measurement;
             }
         }

@@ -13,22 +13,24 @@ namespace DiagnosticScenarios.Tests.Load;
 /// or a pool hiccup there once stalled the in-process load generator for half a second mid-run.
 /// </summary>
 /// <remarks>
-/// Asked for, it records a stack snapshot of the server some time into the load, and analyses it only once the runner
-/// has exited: recording costs the server a few milliseconds of sampling and a rundown, while the analysis would take
-/// a core of the two the load is measured on for a second or more.
+/// Asked for, it records a stack snapshot of the server some time into the load, and a trace of its waits from the start of
+/// the load, and analyses them only once the runner has exited: recording costs the server a few milliseconds of sampling
+/// and a rundown, while the analysis would take a core of the two the load is measured on for a second or more.
 /// </remarks>
 internal static partial class RunnerProcess
 {
     private static readonly string RunnerPath = Path.Combine(AppContext.BaseDirectory, "DiagnosticScenarios.LoadRunner.dll");
 
-    public static async Task<Measurement> MeasureAsync(ComparisonOptions options, string scenario, TimeSpan? snapshotAfter, TimeSpan timeout)
+    public static async Task<Measurement> MeasureAsync(ComparisonOptions options, string scenario, TimeSpan? snapshotAfter, TimeSpan? waitTraceFor, TimeSpan timeout)
     {
         var output = Directory.CreateTempSubdirectory("diagnosticscenarios-compare-");
         try
         {
             int? serverProcessId = null;
             Task<TimeSpan>? recording = null;
+            Task? waitRecording = null;
             var trace = Path.Combine(output.FullName, "stacks.nettrace");
+            var waitsTrace = Path.Combine(output.FullName, "waits.nettrace");
             ChildProcessResult run;
             try
             {
@@ -41,6 +43,11 @@ internal static partial class RunnerProcess
                         if (snapshotAfter is { } after)
                         {
                             recording = BlockedStacks.RecordAsync(serverProcessId.Value, after, trace);
+                        }
+
+                        if (waitTraceFor is { } waitsFor)
+                        {
+                            waitRecording = WaitAnalyzer.RecordOnDedicatedThreadAsync(serverProcessId.Value, waitsFor, waitsTrace);
                         }
                     }
                 } }, timeout);
@@ -59,7 +66,10 @@ internal static partial class RunnerProcess
             await using var json = File.OpenRead(Path.Combine(output.FullName, "compare.json"));
             var result = await JsonSerializer.DeserializeAsync<ComparisonResult>(json, CompareJson.Options).AsTask().WaitAsync(timeout)
                 ?? throw new InvalidOperationException("compare.json was empty.");
-            return new Measurement(result.Results.Single(), snapshotAfter is null ? null : await SnapshotAsync(recording, trace, timeout));
+            return new Measurement(
+                result.Results.Single(),
+                snapshotAfter is null ? null : await SnapshotAsync(recording, trace, timeout),
+                waitTraceFor is null ? null : await WaitsAsync(waitRecording, waitsTrace, timeout));
         }
         finally
         {
@@ -83,6 +93,25 @@ internal static partial class RunnerProcess
         catch (Exception e) when (e is DiagnosisException or TimeoutException)
         {
             return Task.FromException<StackSnapshot>(e);
+        }
+    }
+
+    // Like the snapshot: a wait trace that could not be taken fails the tests that read it.
+    private static async Task<Task<WaitAnalysis>> WaitsAsync(Task? recording, string trace, TimeSpan timeout)
+    {
+        if (recording is null)
+        {
+            return Task.FromException<WaitAnalysis>(new InvalidOperationException("The runner never said which server it loaded, so no wait trace was recorded."));
+        }
+
+        try
+        {
+            await recording.WaitAsync(timeout);
+            return Task.FromResult(await Task.Run(() => WaitAnalyzer.Analyze(trace)).WaitAsync(timeout));
+        }
+        catch (Exception e) when (e is DiagnosisException or TimeoutException)
+        {
+            return Task.FromException<WaitAnalysis>(e);
         }
     }
 
@@ -124,5 +153,8 @@ internal static partial class RunnerProcess
     private static string Invariant(double value) => value.ToString(CultureInfo.InvariantCulture);
 }
 
-/// <summary>One scenario's figures, and the stack snapshot taken during its load when one was asked for (faulted when it could not be taken).</summary>
-internal sealed record Measurement(ScenarioResult Result, Task<StackSnapshot>? Snapshot);
+/// <summary>
+/// One scenario's figures, and the stack snapshot and the wait analysis taken during its load when they were asked for
+/// (faulted when they could not be taken).
+/// </summary>
+internal sealed record Measurement(ScenarioResult Result, Task<StackSnapshot>? Snapshot, Task<WaitAnalysis>? Waits = null);
