@@ -15,15 +15,19 @@ public sealed class HttpClientScenariosController(IHttpClientFactory clients) : 
 {
     private const int MaxDelayMs = 60_000;
 
-    /// <summary>BAD: the synchronous <c>HttpClient.Send</c>; the pool thread waits in a blocking socket read for the whole call.</summary>
-    /// <remarks>The pool gets no signal from a thread blocked in a socket read: no compensation at all.</remarks>
+    /// <summary>BAD: the synchronous <c>HttpClient.Send</c>; the pool thread waits for the whole call.</summary>
+    /// <remarks>
+    /// Under load most calls first wait for a new connection, which the handler opens on the pool and waits for with
+    /// <c>GetAwaiter().GetResult()</c> inside <c>Send</c>: the pool adds threads for that wait as for <c>.Result</c>, and each
+    /// new one blocks too. A call with a connection waits in a socket read.
+    /// </remarks>
     /// <param name="delayMs">How long the upstream takes to answer, in milliseconds (0–60000, default 500).</param>
     [HttpGet("httpclient")]
     public string Send([FromQuery, Range(0, MaxDelayMs)] int? delayMs)
     {
         var client = clients.CreateClient(SlowUpstream.ClientName);
         using var request = new HttpRequestMessage(HttpMethod.Get, SlowUpstream.Resource(Delay(delayMs)));
-        // BAD: Send blocks this pool thread in a socket read until the upstream answers.
+        // BAD: Send blocks this pool thread until the upstream answers, first for a connection the pool must open, then in a socket read.
         using var response = client.Send(request);
         response.EnsureSuccessStatusCode();
         return "success:blocking-httpclient";
