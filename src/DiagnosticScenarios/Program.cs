@@ -1,3 +1,4 @@
+using DiagnosticScenarios.Blocking;
 using DiagnosticScenarios.Catalogue;
 using DiagnosticScenarios.Controls;
 using DiagnosticScenarios.Detection;
@@ -17,6 +18,9 @@ builder.Services.AddScenarios(builder.Configuration);
 
 // The SQL WAITFOR DELAY family over the configured database (Database:Provider, Embedded by default).
 builder.Services.AddSqlScenarios(builder.Configuration);
+
+// The blocking family: the primitives real services starve on, each beside its fix (and the slow upstream they call).
+builder.Services.AddBlockingScenarios();
 
 // Detection: the queue-delay probe, the injection listener, per-endpoint attribution, the meter, the starvation detector.
 builder.Services.AddDetection(builder.Configuration);

@@ -22,6 +22,21 @@ public static class CatalogueData
     /// <summary>The BAD shapes of the SQL family.</summary>
     public static TheoryData<string> SqlBadShapes => [.. BadShapes(ScenarioCatalogue.Sql)];
 
+    /// <summary>The BAD scenarios of the blocking family that have a GOOD twin in it, by name.</summary>
+    public static TheoryData<string> BlockingBadTwins => [.. BlockingPairs().Select(p => p.Bad.Name)];
+
+    /// <summary>The GOOD twins of the blocking family, by name.</summary>
+    public static TheoryData<string> BlockingGoodTwins => [.. BlockingPairs().Select(p => p.Good.Name)];
+
+    /// <summary>The GOOD twin the catalogue measures <paramref name="bad"/> against.</summary>
+    public static Scenario TwinOf(Scenario bad) => ScenarioCatalogue.Scenarios.Single(s => s.Route == bad.Twin);
+
+    /// <summary>The blocking family's BAD scenarios with their GOOD twins in it, in the catalogue's order.</summary>
+    public static IEnumerable<(Scenario Bad, Scenario Good)> BlockingPairs() =>
+        ScenarioCatalogue.InFamily(ScenarioCatalogue.Blocking)
+            .Where(s => s.Verdict == ScenarioVerdict.Bad && s.Twin?.StartsWith(ScenarioCatalogue.Blocking.RoutePrefix, StringComparison.Ordinal) == true)
+            .Select(s => (s, TwinOf(s)));
+
     private static IEnumerable<string> BadShapes(ScenarioFamily family) =>
         ScenarioCatalogue.InFamily(family).Where(s => s.Verdict == ScenarioVerdict.Bad).Select(s => s.Name);
 

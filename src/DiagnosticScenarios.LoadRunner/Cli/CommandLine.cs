@@ -76,12 +76,22 @@ public static class CommandLine
         var timeout = Timeout();
         var thinkTime = ThinkTime();
         var noDrain = new Option<bool>("--no-drain") { Description = "Do not wait for the requests in flight when the time is up." };
+        var method = new Option<HttpMethod>("--method", "-m") { Description = "The request method.", CustomParser = Method, DefaultValueFactory = _ => HttpMethod.Get };
+        var bodyBytes = new Option<int?>("--body-bytes") { Description = "Each request carries a body of this many bytes.", CustomParser = r => Whole(r, 0, 64 * 1024 * 1024) };
+        var uploadOver = new Option<TimeSpan?>("--upload-over") { Description = $"Send each body in pieces spread over this long, a slow client's upload ({Durations.Help}); needs --body-bytes.", CustomParser = PositiveDuration };
         var json = new Option<bool>("--json") { Description = "Write the report as JSON." };
 
         var command = new Command("run", "Closed loop: -c clients send back to back for -d (or -n requests in total); open loop with --rate.")
         {
-            url, connections, duration, requests, rate, thinkTime, timeout, noDrain, json,
+            url, connections, duration, requests, rate, thinkTime, timeout, noDrain, method, bodyBytes, uploadOver, json,
         };
+        command.Validators.Add(parse =>
+        {
+            if (parse.GetValue(uploadOver) is not null && parse.GetValue(bodyBytes) is null)
+            {
+                parse.AddError("--upload-over needs --body-bytes: a slow upload needs a body.");
+            }
+        });
         command.SetAction(async (parse, cancellationToken) =>
         {
             var options = new LoadOptions
@@ -94,6 +104,9 @@ public static class CommandLine
                 ThinkTime = parse.GetValue(thinkTime),
                 Timeout = parse.GetValue(timeout),
                 DrainInFlight = !parse.GetValue(noDrain),
+                Method = parse.GetValue(method)!,
+                BodyBytes = parse.GetValue(bodyBytes),
+                UploadOver = parse.GetValue(uploadOver),
             };
             var asJson = parse.GetValue(json);
 
@@ -116,7 +129,7 @@ public static class CommandLine
 
     private static Command CompareCommand(TextWriter output, TextWriter error, string commandLine)
     {
-        var family = new Option<string>("--family") { Description = "A family of the app's catalogue (GET /api/scenarios): mock or sql.", DefaultValueFactory = _ => "mock" };
+        var family = new Option<string>("--family") { Description = "A family of the app's catalogue (GET /api/scenarios): mock, sql or blocking.", DefaultValueFactory = _ => "mock" };
         var scenarios = new Option<string[]>("--scenarios")
         {
             Description = "Comma-separated scenario names; default every BAD and GOOD scenario of the family.",
@@ -130,7 +143,7 @@ public static class CommandLine
             Description = "Raise the pool's minimum worker threads at start (the SetMinThreads workaround), through DOTNET_ThreadPool_ForceMinWorkerThreads.",
             CustomParser = r => Whole(r, 1, short.MaxValue),
         };
-        var delayMs = new Option<int?>("--delay-ms") { Description = "The query delay; default the family's.", CustomParser = r => Whole(r, 0, 60_000) };
+        var delayMs = new Option<int?>("--delay-ms") { Description = "The query delay; default the family's, or each scenario's own (the blocking family's).", CustomParser = r => Whole(r, 0, 60_000) };
         var timeout = Timeout();
         var thinkTime = ThinkTime();
         var environment = new Option<string[]>("--env") { Description = "KEY=VALUE for every server; repeat for more.", CustomParser = EnvironmentPairs };
@@ -139,11 +152,16 @@ public static class CommandLine
         {
             Description = "Also record each server under its load from outside (a wait trace over the load, a stack snapshot half-way) and report where its pool threads block.",
         };
+        var snapshotAfter = new Option<TimeSpan?>("--snapshot-after")
+        {
+            Description = $"With --diagnose, when to take the stack snapshot ({Durations.Help}); default half-way through the load.",
+            CustomParser = PositiveDuration,
+        };
         var app = new Option<string?>("--app") { Description = "The DiagnosticScenarios apphost or dll (default: the most recently built one in this repository)." };
 
         var command = new Command("compare", "Each scenario on a fresh server process (cold pool), one warm-up request, then the load; writes compare.md, compare.json and compare.svg.")
         {
-            family, scenarios, connections, duration, cpus, minThreads, delayMs, thinkTime, timeout, environment, diagnose, outDirectory, app,
+            family, scenarios, connections, duration, cpus, minThreads, delayMs, thinkTime, timeout, environment, diagnose, snapshotAfter, outDirectory, app,
         };
         command.SetAction(async (parse, cancellationToken) =>
         {
@@ -167,6 +185,7 @@ public static class CommandLine
                 DelayMs = parse.GetValue(delayMs),
                 ThinkTime = parse.GetValue(thinkTime),
                 Diagnose = parse.GetValue(diagnose),
+                SnapshotAfter = parse.GetValue(snapshotAfter),
                 Environment = (parse.GetValue(environment) ?? []).Select(p => p.Split('=', 2)).ToDictionary(p => p[0], p => p[1], StringComparer.Ordinal),
             };
             var directory = parse.GetValue(outDirectory) ?? Path.Combine("results", DateTime.UtcNow.ToString("yyyyMMdd-HHmmss", CultureInfo.InvariantCulture));
@@ -268,6 +287,18 @@ public static class CommandLine
         }
 
         result.AddError($"{OptionName(result)} takes a positive number, not '{text}'.");
+        return null;
+    }
+
+    private static HttpMethod? Method(ArgumentResult result)
+    {
+        var text = result.Tokens.Single().Value;
+        if (text.Length > 0 && text.All(char.IsAsciiLetter))
+        {
+            return new HttpMethod(text.ToUpperInvariant());
+        }
+
+        result.AddError($"{OptionName(result)} takes a method such as GET or POST, not '{text}'.");
         return null;
     }
 

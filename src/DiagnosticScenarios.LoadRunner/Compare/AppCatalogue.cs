@@ -1,4 +1,5 @@
 using System.Net.Http.Json;
+using DiagnosticScenarios.LoadRunner.Load;
 
 namespace DiagnosticScenarios.LoadRunner.Compare;
 
@@ -21,25 +22,32 @@ public sealed record AppCatalogue(IReadOnlyList<AppCatalogue.FamilyEntry> Famili
     /// <exception cref="UnknownScenarioException">The app serves no such family, or not one that can be loaded.</exception>
     public ScenarioFamily Family(string name)
     {
-        var comparable = Families.Where(f => f is { Loadable: true, DefaultDelayMs: not null }).ToList();
+        var comparable = Families.Where(f => f.Loadable).ToList();
         var family = comparable.FirstOrDefault(f => string.Equals(f.Name, name, StringComparison.OrdinalIgnoreCase))
             ?? throw new UnknownScenarioException($"Unknown family '{name}'; known: {string.Join(", ", comparable.Select(f => f.Name))}.");
         return new ScenarioFamily(
             family.Name,
-            family.DefaultDelayMs!.Value,
-            [.. Scenarios.Where(s => s.Family == family.Name && s.Verdict != Verdict.Baseline).Select(s => new Scenario(s.Name, s.Route, s.Verdict))]);
+            family.DefaultDelayMs,
+            [.. Scenarios.Where(s => s.Family == family.Name && s.Verdict != Verdict.Baseline).Select(s => new Scenario(s.Name, s.Route, s.Verdict) { Load = s.Load })]);
     }
 
     public sealed record FamilyEntry(string Name, string RoutePrefix, int? DefaultDelayMs, bool Loadable);
 
-    public sealed record ScenarioEntry(string Name, string Route, string Family, Verdict Verdict);
+    /// <param name="Load">How to load it when a plain GET is not how it is used; null for a GET.</param>
+    public sealed record ScenarioEntry(string Name, string Route, string Family, Verdict Verdict, ScenarioLoad? Load = null);
 }
+
+/// <summary>A scenario whose requests carry a body: the method, the body's size and how long each client takes to upload it.</summary>
+public sealed record ScenarioLoad(string Method, int BodyBytes, int UploadMs);
 
 /// <summary>A family of endpoints that run the same query in different code shapes, as the app's catalogue lists them.</summary>
 /// <param name="Name">What <c>compare --family</c> takes.</param>
-/// <param name="DefaultDelayMs">The query's delay when <c>--delay-ms</c> is not given.</param>
+/// <param name="DefaultDelayMs">
+/// The query's delay when <c>--delay-ms</c> is not given; null when each scenario has a default of its own, which the app
+/// then applies itself.
+/// </param>
 /// <param name="Scenarios">In the order they are measured.</param>
-public sealed record ScenarioFamily(string Name, int DefaultDelayMs, IReadOnlyList<Scenario> Scenarios)
+public sealed record ScenarioFamily(string Name, int? DefaultDelayMs, IReadOnlyList<Scenario> Scenarios)
 {
     /// <summary>The named scenarios, or all of them when none is named.</summary>
     /// <exception cref="UnknownScenarioException">The family has no scenario of one of the names.</exception>
@@ -55,8 +63,17 @@ public sealed record ScenarioFamily(string Name, int DefaultDelayMs, IReadOnlyLi
 /// <param name="Route">From the server's root, e.g. <c>/api/diagscenario/taskwait</c>.</param>
 public sealed record Scenario(string Name, string Route, Verdict Verdict)
 {
-    /// <summary>The URL of this scenario on a server, with the delay as a query parameter.</summary>
-    public Uri Url(Uri baseAddress, int delayMs) => new(baseAddress, $"{Route.TrimStart('/')}?delayMs={delayMs}");
+    /// <summary>How to load it when a plain GET is not how it is used; null for a GET.</summary>
+    public ScenarioLoad? Load { get; init; }
+
+    /// <summary>The URL of this scenario on a server, with the delay as a query parameter when one is given.</summary>
+    public Uri Url(Uri baseAddress, int? delayMs) =>
+        new(baseAddress, Route.TrimStart('/') + (delayMs is { } ms ? FormattableString.Invariant($"?delayMs={ms}") : ""));
+
+    /// <summary>The load runner's options for this scenario at <paramref name="url"/>: its method and slow upload, if any.</summary>
+    public LoadOptions LoadOptions(Uri url) => Load is { } load
+        ? new LoadOptions { Url = url, Method = new HttpMethod(load.Method), BodyBytes = load.BodyBytes, UploadOver = TimeSpan.FromMilliseconds(load.UploadMs) }
+        : new LoadOptions { Url = url };
 }
 
 public enum Verdict

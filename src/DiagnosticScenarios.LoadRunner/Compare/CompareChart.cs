@@ -26,7 +26,7 @@ public static class CompareChart
         svg.AppendLine(CultureInfo.InvariantCulture, $"""<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="12">""");
         svg.AppendLine(CultureInfo.InvariantCulture, $"""<rect width="{width}" height="{height}" fill="white"/>""");
         svg.AppendLine(CultureInfo.InvariantCulture,
-            $"""<text x="{left}" y="22" font-size="15" font-weight="bold">{Escape($"{result.Family}: {result.Connections} connections, {result.DelayMs} ms query, {result.ProcessorCount} CPUs" + (result.MinWorkerThreads is { } m ? $", min threads {m}" : string.Empty))}</text>""");
+            $"""<text x="{left}" y="22" font-size="15" font-weight="bold">{Escape($"{result.Family}: {result.Connections} connections, {(result.DelayMs is { } ms ? $"{ms} ms query" : "default queries")}, {result.ProcessorCount} CPUs" + (result.MinWorkerThreads is { } m ? $", min threads {m}" : string.Empty))}</text>""");
 
         Panel(svg, "average latency (ms)", top, maxLatency, result.Results.Select(r => r.Load.Timeline.Where(p => p.Completed > 0).Select(p => (p.Second + 0.5, p.AverageMs)).ToList()).ToList());
         Panel(svg, "server threads", top + panelHeight + gap, maxThreads, result.Results.Select(r => r.Threads.Select(t => (t.Seconds, (double)t.Threads)).ToList()).ToList());

@@ -70,12 +70,17 @@ public static class CompareRunner
 
     /// <summary>One warm-up request, then the load with the thread count sampled once a second and a ping probe alongside.</summary>
     /// <param name="log">Told the server's process id as the load starts, so dotnet-stack or dotnet-trace can be pointed at it meanwhile.</param>
-    private static async Task<ScenarioResult> MeasureAsync(ServerProcess server, ComparisonOptions options, Scenario scenario, int delayMs, TextWriter log, CancellationToken cancellationToken)
+    private static async Task<ScenarioResult> MeasureAsync(ServerProcess server, ComparisonOptions options, Scenario scenario, int? delayMs, TextWriter log, CancellationToken cancellationToken)
     {
-        var url = scenario.Url(server.BaseAddress, delayMs);
-        await WarmUpAsync(url, options.Timeout, cancellationToken);
+        var load = scenario.LoadOptions(scenario.Url(server.BaseAddress, delayMs)) with
+        {
+            Connections = options.Connections,
+            Duration = options.Duration,
+            Timeout = options.Timeout,
+            ThinkTime = options.ThinkTime,
+        };
+        await WarmUpAsync(load, cancellationToken);
 
-        var load = new LoadOptions { Url = url, Connections = options.Connections, Duration = options.Duration, Timeout = options.Timeout, ThinkTime = options.ThinkTime };
         var ping = new LoadOptions
         {
             Url = new Uri(server.BaseAddress, "api/diagscenario/ping"),
@@ -89,7 +94,7 @@ public static class CompareRunner
 
         await log.WriteLineAsync(FormattableString.Invariant($"{scenario.Name}: loading server pid {server.ProcessId}"));
         using var sampler = server.SampleThreadCount(TimeSpan.FromSeconds(1));
-        using var diagnosis = options.Diagnose ? LoadDiagnosis.Start(server.ProcessId, options.Duration) : null;
+        using var diagnosis = options.Diagnose ? LoadDiagnosis.Start(server.ProcessId, options.Duration, options.SnapshotAfter ?? options.Duration / 2) : null;
         var loadRun = LoadGenerator.RunAsync(load, null, cancellationToken);
         var pingRun = LoadGenerator.RunAsync(ping, null, cancellationToken);
         await Task.WhenAll(loadRun, pingRun);
@@ -118,11 +123,15 @@ public static class CompareRunner
             },
             cancellationToken);
 
-    /// <summary>One request, so the first measured request does not pay for JIT and connection set-up.</summary>
-    private static async Task WarmUpAsync(Uri url, TimeSpan timeout, CancellationToken cancellationToken)
+    /// <summary>One request as the load sends them, so the first measured request does not pay for JIT and connection set-up.</summary>
+    private static async Task WarmUpAsync(LoadOptions load, CancellationToken cancellationToken)
     {
-        using var client = new HttpClient { Timeout = timeout };
-        using var response = await client.GetAsync(url, cancellationToken);
+        using var client = new HttpClient { Timeout = load.Timeout };
+        using var request = new HttpRequestMessage(load.Method, load.Url)
+        {
+            Content = load.BodyBytes is { } bytes ? new SlowUploadContent(bytes, load.UploadOver ?? TimeSpan.Zero) : null,
+        };
+        using var response = await client.SendAsync(request, cancellationToken);
         response.EnsureSuccessStatusCode();
     }
 }

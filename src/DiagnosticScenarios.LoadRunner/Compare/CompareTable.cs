@@ -58,16 +58,20 @@ public static class CompareTable
     {
         ArgumentNullException.ThrowIfNull(result);
         var text = new StringBuilder();
-        text.AppendLine(CultureInfo.InvariantCulture, $"# {result.Family} family, {result.Connections} connections, {result.DurationSeconds:0.#} s, {result.DelayMs} ms query");
+        var query = result.DelayMs is { } delayMs ? string.Create(CultureInfo.InvariantCulture, $"{delayMs} ms query") : "each scenario's default query";
+        text.AppendLine(CultureInfo.InvariantCulture, $"# {result.Family} family, {result.Connections} connections, {result.DurationSeconds:0.#} s, {query}");
         text.AppendLine();
         var pool = result.MinWorkerThreads is { } min
             ? string.Create(CultureInfo.InvariantCulture, $"minimum worker threads {min}, {result.MinWorkerThreadsVia}")
             : "default thread pool";
         var think = result.ThinkTimeMs > 0 ? string.Create(CultureInfo.InvariantCulture, $", each client pausing 0–{result.ThinkTimeMs:0} ms between requests") : "";
+
         // Little's law: each client spends the query plus, on average, half the longest pause per request.
-        var cycleMs = result.DelayMs + (result.ThinkTimeMs / 2);
+        var limit = result.DelayMs is { } ms
+            ? string.Create(CultureInfo.InvariantCulture, $" Physical limit: {result.Connections * 1000.0 / (ms + (result.ThinkTimeMs / 2)):0} req/s at {ms} ms.")
+            : " Each scenario ran with its catalogue defaults (`GET /api/scenarios`); its URL is in compare.json.";
         text.AppendLine(CultureInfo.InvariantCulture,
-            $"Each scenario on a fresh server (cold pool), `DOTNET_PROCESSOR_COUNT={result.ProcessorCount}`, {pool}{think}. Physical limit: {result.Connections * 1000.0 / cycleMs:0} req/s at {result.DelayMs} ms.");
+            $"Each scenario on a fresh server (cold pool), `DOTNET_PROCESSOR_COUNT={result.ProcessorCount}`, {pool}{think}.{limit}");
         text.AppendLine();
         text.Append(Render(result));
         text.AppendLine();

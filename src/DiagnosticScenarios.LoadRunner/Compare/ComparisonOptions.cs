@@ -33,4 +33,7 @@ public sealed record ComparisonOptions
     /// snapshot half-way through, recorded while the load runs and analysed after it, before the next server starts.
     /// </summary>
     public bool Diagnose { get; init; }
+
+    /// <summary>With <see cref="Diagnose"/>, when the snapshot is taken; null: half-way through the load.</summary>
+    public TimeSpan? SnapshotAfter { get; init; }
 }

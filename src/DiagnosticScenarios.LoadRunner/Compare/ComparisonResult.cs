@@ -11,7 +11,8 @@ public sealed record ComparisonResult
     public required int Connections { get; init; }
     public required double DurationSeconds { get; init; }
     public required double TimeoutSeconds { get; init; }
-    public required int DelayMs { get; init; }
+    /// <summary>The query delay every scenario ran with; null when each ran with its own default (see each load's URL).</summary>
+    public required int? DelayMs { get; init; }
     public required int ProcessorCount { get; init; }
     public int? MinWorkerThreads { get; init; }
 

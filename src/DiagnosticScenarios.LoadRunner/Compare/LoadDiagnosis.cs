@@ -5,8 +5,8 @@ namespace DiagnosticScenarios.LoadRunner.Compare;
 
 /// <summary>
 /// One server diagnosed from outside while its load runs: a wait trace (the runtime's wait events with their stacks, the
-/// pool's adjustments, ASP.NET Core's hosting events) over the load, and a stack snapshot half-way through with the
-/// hosting events up to it, each recorded on a thread of its own to a file. Analysis waits for the load to end.
+/// pool's adjustments, ASP.NET Core's hosting events) over the load, and a stack snapshot some time into it (half-way by
+/// default) with the hosting events up to it, each recorded on a thread of its own to a file. Analysis waits for the load to end.
 /// </summary>
 internal sealed class LoadDiagnosis : IDisposable
 {
@@ -14,14 +14,14 @@ internal sealed class LoadDiagnosis : IDisposable
     private readonly Task _waits;
     private readonly Task<(TimeSpan Recorded, RequestLabels Requests)> _stacks;
 
-    private LoadDiagnosis(int processId, TimeSpan loadDuration)
+    private LoadDiagnosis(int processId, TimeSpan loadDuration, TimeSpan snapshotAfter)
     {
         _waits = Task.Factory.StartNew(() => WaitAnalyzer.Record(processId, loadDuration, WaitTrace), CancellationToken.None, TaskCreationOptions.LongRunning, TaskScheduler.Default);
         _stacks = Task.Factory.StartNew(() =>
         {
-            // Half-way: the cold pool's threads have long reached the scenario's blocking call, and the load stays on past the snapshot.
+            // By then the cold pool's threads have long reached the scenario's blocking call, and the load stays on past the snapshot.
             var recorded = TimeSpan.Zero;
-            var requests = HostingRequests.Record(processId, loadDuration / 2, () =>
+            var requests = HostingRequests.Record(processId, snapshotAfter, () =>
             {
                 var recording = Stopwatch.StartNew();
                 StackSnapshots.Record(processId, StackTrace);
@@ -35,7 +35,7 @@ internal sealed class LoadDiagnosis : IDisposable
 
     private string StackTrace => Path.Combine(_folder.FullName, "stacks.nettrace");
 
-    public static LoadDiagnosis Start(int processId, TimeSpan loadDuration) => new(processId, loadDuration);
+    public static LoadDiagnosis Start(int processId, TimeSpan loadDuration, TimeSpan snapshotAfter) => new(processId, loadDuration, snapshotAfter);
 
     /// <summary>Waits for both recordings and analyses them; a recording that failed fails the comparison, saying why.</summary>
     public async Task<ScenarioDiagnosis> AnalyzeAsync(CancellationToken cancellationToken)

@@ -92,7 +92,9 @@ public static class LoadGenerator
             async Task ClientAsync(CancellationToken requestToken)
             {
                 await Task.Yield();
-                while (_clock.ElapsedTicks < _stopSendingAt && !cancellationToken.IsCancellationRequested && Interlocked.Increment(ref _reserved) <= _maxRequests)
+                // The cut-off cancels requestToken and stops the clock, which a coarse timer can do a little before the clock
+                // reaches the end: the token, not the clock, tells a client the run is over.
+                while (_clock.ElapsedTicks < _stopSendingAt && !requestToken.IsCancellationRequested && Interlocked.Increment(ref _reserved) <= _maxRequests)
                 {
                     await SendAsync(_clock.ElapsedTicks, requestToken);
                     if (options.ThinkTime is { } think && think > TimeSpan.Zero)
@@ -164,10 +166,11 @@ public static class LoadGenerator
             timeout.CancelAfter(options.Timeout);
             try
             {
-                using var request = new HttpRequestMessage(HttpMethod.Get, options.Url)
+                using var request = new HttpRequestMessage(options.Method, options.Url)
                 {
                     Version = HttpVersion.Version11,
                     VersionPolicy = HttpVersionPolicy.RequestVersionExact,
+                    Content = options.BodyBytes is { } bytes ? new SlowUploadContent(bytes, options.UploadOver ?? TimeSpan.Zero) : null,
                 };
                 using var response = await client.SendAsync(request, HttpCompletionOption.ResponseContentRead, timeout.Token);
                 var finished = _clock.ElapsedTicks;

@@ -3,8 +3,20 @@ namespace DiagnosticScenarios.LoadRunner.Load;
 /// <summary>What to load and how hard: a closed loop (<see cref="Connections"/> clients back to back) or an open loop (<see cref="Rate"/>).</summary>
 public sealed record LoadOptions
 {
-    /// <summary>The absolute URL every request gets.</summary>
+    /// <summary>The absolute URL every request goes to.</summary>
     public required Uri Url { get; init; }
+
+    /// <summary>The request method; GET unless the scenario takes a body.</summary>
+    public HttpMethod Method { get; init; } = HttpMethod.Get;
+
+    /// <summary>Each request carries a body of this many bytes; null sends none.</summary>
+    public int? BodyBytes { get; init; }
+
+    /// <summary>
+    /// Each body is sent in pieces spread over this long, the way a client on a slow network uploads: the server waits for
+    /// every piece. Null sends the body at once.
+    /// </summary>
+    public TimeSpan? UploadOver { get; init; }
 
     /// <summary>Concurrent keep-alive connections; in the closed loop also the number of clients.</summary>
     public int Connections { get; init; } = 125;
@@ -73,6 +85,16 @@ public sealed record LoadOptions
         if (Rate is not null && ThinkTime is { } pause && pause > TimeSpan.Zero)
         {
             throw new ArgumentException("The open loop (--rate) sends at fixed times; a think time belongs to the closed loop.", nameof(ThinkTime));
+        }
+
+        if (BodyBytes is { } bytes && bytes < 0)
+        {
+            throw new ArgumentOutOfRangeException(nameof(BodyBytes), bytes, "The body cannot have fewer than 0 bytes.");
+        }
+
+        if (UploadOver is { } over && (over <= TimeSpan.Zero || BodyBytes is null))
+        {
+            throw new ArgumentOutOfRangeException(nameof(UploadOver), over, "A slow upload needs a body (BodyBytes) and a positive duration.");
         }
 
         if (Timeout <= TimeSpan.Zero)

@@ -13,7 +13,24 @@ namespace DiagnosticScenarios.Catalogue;
 /// </param>
 /// <param name="Pattern">The code shape, in one line.</param>
 /// <param name="Why">Why it behaves as it does, in one line.</param>
-public sealed record Scenario(string Name, string Route, string Family, ScenarioVerdict Verdict, string Action, string Pattern, string Why)
+/// <param name="Twin">For a BAD scenario measured against a GOOD one, that GOOD scenario's route; null otherwise.</param>
+/// <param name="Defaults">
+/// The values it runs with when a request names none, by query parameter (<c>delayMs</c>, <c>every</c>), and what it is
+/// built with (<c>throttle</c>: how many requests it serves at once, 1 for a lock); null where the family's
+/// <see cref="ScenarioFamily.DefaultDelayMs"/> says it all.
+/// </param>
+/// <param name="Load">How to load it when a plain GET is not how it is used (a POST with a slowly uploaded body); null for a GET.</param>
+public sealed record Scenario(
+    string Name,
+    string Route,
+    string Family,
+    ScenarioVerdict Verdict,
+    string Action,
+    string Pattern,
+    string Why,
+    string? Twin = null,
+    IReadOnlyDictionary<string, int>? Defaults = null,
+    ScenarioLoad? Load = null)
 {
     /// <summary>
     /// The rules of <see cref="AnalyzerRules.All"/> that flag the scenario's <c>// BAD:</c> line when turned on, suppressions
@@ -22,10 +39,19 @@ public sealed record Scenario(string Name, string Route, string Family, Scenario
     public IReadOnlyList<string> FlaggedBy { get; init; } = [];
 }
 
+/// <summary>How the load runner loads a scenario whose requests carry a body: what <c>run --method --body-bytes --upload-over</c> takes.</summary>
+/// <param name="Method">The HTTP method, e.g. POST.</param>
+/// <param name="BodyBytes">The size of each request's body.</param>
+/// <param name="UploadMs">How long the client takes to send each body, in pieces spread over that time.</param>
+public sealed record ScenarioLoad(string Method, int BodyBytes, int UploadMs);
+
 /// <summary>Scenarios that share a route prefix and, for the query families, a default delay.</summary>
 /// <param name="Name">What <c>compare --family</c> takes.</param>
 /// <param name="RoutePrefix">Starts and ends with a slash.</param>
-/// <param name="DefaultDelayMs">The query's delay when a request names no <c>delayMs</c>; null when the family runs no query.</param>
+/// <param name="DefaultDelayMs">
+/// The query's delay when a request names no <c>delayMs</c>; null when the family runs no query, or when each of its
+/// scenarios has a default of its own (<see cref="Scenario.Defaults"/>).
+/// </param>
 /// <param name="Loadable">Whether the load control and <c>compare</c> may load its scenarios.</param>
 public sealed record ScenarioFamily(string Name, string RoutePrefix, int? DefaultDelayMs, bool Loadable);
 

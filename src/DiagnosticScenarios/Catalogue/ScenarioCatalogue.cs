@@ -1,3 +1,4 @@
+using DiagnosticScenarios.Blocking;
 using DiagnosticScenarios.Scenarios;
 using DiagnosticScenarios.Sql;
 
@@ -16,7 +17,10 @@ public static class ScenarioCatalogue
 
     public static ScenarioFamily Tutorial { get; } = new("tutorial", "/api/diagscenario/", DefaultDelayMs: null, Loadable: false);
 
-    public static IReadOnlyList<ScenarioFamily> Families { get; } = [Mock, Sql, Tutorial];
+    /// <summary>BAD/GOOD pairs around blocking primitives; each pair has defaults of its own (<see cref="BlockingDefaults"/>).</summary>
+    public static ScenarioFamily Blocking { get; } = new("blocking", "/api/blocking/", DefaultDelayMs: null, Loadable: true);
+
+    public static IReadOnlyList<ScenarioFamily> Families { get; } = [Mock, Sql, Tutorial, Blocking];
 
     /// <summary>In the order the page lists them and <c>compare</c> measures them.</summary>
     public static IReadOnlyList<Scenario> Scenarios { get; } =
@@ -87,6 +91,55 @@ public static class ScenarioCatalogue
         TutorialEndpoint("exception", ScenarioVerdict.Bad, nameof(DiagnosticsTutorialsController.Exception),
             "throws Exception(\"bad, bad code\")",
             "a deliberate 500, answered as ProblemDetails"),
+        .. BlockingPair("lock", "lock-async", Action(nameof(LockScenariosController), nameof(LockScenariosController.Lock)),
+            "a lock held across a blocking query",
+            "every request behind the holder parks a pool thread on the lock, which gives the pool no signal; the lock serves one request per delay either way, so what suffers is everything else the app serves",
+            Action(nameof(LockScenariosController), nameof(LockScenariosController.LockAsync)),
+            "SemaphoreSlim(1) WaitAsync held across the awaited query",
+            "the requests behind the holder wait in the semaphore's queue, holding no thread",
+            new Dictionary<string, int> { ["delayMs"] = BlockingDefaults.LockDelayMs, ["throttle"] = 1 }),
+        .. BlockingPair("semaphore", "semaphore-async", Action(nameof(SemaphoreScenariosController), nameof(SemaphoreScenariosController.Semaphore)),
+            $"a throttle of {BlockingDefaults.SemaphoreThrottle} concurrent queries waited for with SemaphoreSlim.Wait()",
+            "the threads parked in Wait() are the ones the awaited queries need to finish and free their slots: the throttle's own traffic starves it",
+            Action(nameof(SemaphoreScenariosController), nameof(SemaphoreScenariosController.SemaphoreAsync)),
+            "the same throttle waited for with await WaitAsync()",
+            "a request waiting for a slot holds no thread; the throttle lets its queries through at its own pace",
+            new Dictionary<string, int> { ["delayMs"] = BlockingDefaults.SemaphoreDelayMs, ["throttle"] = BlockingDefaults.SemaphoreThrottle }),
+        .. BlockingPair("httpclient", "httpclient-async", Action(nameof(HttpClientScenariosController), nameof(HttpClientScenariosController.Send)),
+            "the synchronous HttpClient.Send to a slow upstream",
+            "the pool thread waits for the whole call: under load first for a new connection, which the handler opens on the very pool it starves and waits for with GetAwaiter().GetResult() inside Send, then in a socket read",
+            Action(nameof(HttpClientScenariosController), nameof(HttpClientScenariosController.SendAsync)),
+            "await HttpClient.SendAsync to the same upstream",
+            "no thread is held while the upstream takes its time",
+            Delay(BlockingDefaults.HttpClientDelayMs)),
+        .. BlockingPair("bodyread", "bodyread-async", Action(nameof(BodyReadScenariosController), nameof(BodyReadScenariosController.BodyRead)),
+            "POST: reads a slowly uploaded body with StreamReader.ReadToEnd, AllowSynchronousIO switched on for the request",
+            "the pool thread waits for every piece of the upload (Kestrel's synchronous read is its asynchronous one waited for); AllowSynchronousIO is the switch real apps flip to make old code \"work\"",
+            Action(nameof(BodyReadScenariosController), nameof(BodyReadScenariosController.BodyReadAsync)),
+            "POST: reads the same body with await ReadToEndAsync",
+            "no thread is held between the pieces of the upload",
+            defaults: null,
+            new ScenarioLoad("POST", BlockingDefaults.BodyReadBytes, BlockingDefaults.BodyReadUploadMs)),
+        .. BlockingPair("blockingcollection", "channel", Action(nameof(BlockingCollectionScenariosController), nameof(BlockingCollectionScenariosController.Take)),
+            "BlockingCollection.Take() on the request thread for a background worker's reply",
+            "the request thread is parked until the reply comes, and the worker replies from the pool those threads starve",
+            Action(nameof(BlockingCollectionScenariosController), nameof(BlockingCollectionScenariosController.ReadAsync)),
+            "await Channel.Reader.ReadAsync for the same reply",
+            "no thread waits for the reply",
+            Delay(BlockingDefaults.BlockingCollectionDelayMs)),
+        .. BlockingPair("difactory", "difactory-async", Action(nameof(DiFactoryScenarios), nameof(DiFactoryScenarios.AddTenantSettings)),
+            ".Result inside a DI factory resolved per request",
+            "a factory cannot await, so resolving the request's services parks a pool thread for the whole load, where a reader of the action never looks",
+            Action(nameof(DiFactoryScenariosController), nameof(DiFactoryScenariosController.LoadAsync)),
+            "the action awaits the asynchronous load itself",
+            "no thread is held while the store takes its time",
+            Delay(BlockingDefaults.DiFactoryDelayMs)),
+        new("intermittent", Blocking.RoutePrefix + "intermittent", Blocking.Name, ScenarioVerdict.Bad,
+            Action(nameof(IntermittentScenarioController), nameof(IntermittentScenarioController.Intermittent)),
+            "one request in every (?every=N) reads .Result on the query, the others await it",
+            "blocking that comes and goes: a single stack snapshot may find no thread parked, a wait trace over a few seconds names it",
+            Twin: Mock.RoutePrefix + "taskasyncwait",
+            Defaults: new Dictionary<string, int> { ["delayMs"] = BlockingDefaults.IntermittentDelayMs, ["every"] = BlockingDefaults.IntermittentEvery }),
     ];
 
     /// <summary>What the live page may point the load runner at: the query families' scenarios, never an arbitrary URL.</summary>
@@ -108,4 +161,17 @@ public static class ScenarioCatalogue
         new(route.Split('/')[0], Tutorial.RoutePrefix + route, Tutorial.Name, verdict, Action(nameof(DiagnosticsTutorialsController), action), pattern, why);
 
     private static string Action(string controller, string action) => $"{controller}.{action}";
+
+    private static Dictionary<string, int> Delay(int delayMs) => new() { ["delayMs"] = delayMs };
+
+    // A BAD scenario and its GOOD twin, side by side, with the same defaults and the same way of loading them.
+    private static IEnumerable<Scenario> BlockingPair(
+        string bad, string good,
+        string badAction, string badPattern, string badWhy,
+        string goodAction, string goodPattern, string goodWhy,
+        Dictionary<string, int>? defaults, ScenarioLoad? load = null) =>
+    [
+        new(bad, Blocking.RoutePrefix + bad, Blocking.Name, ScenarioVerdict.Bad, badAction, badPattern, badWhy, Blocking.RoutePrefix + good, defaults, load),
+        new(good, Blocking.RoutePrefix + good, Blocking.Name, ScenarioVerdict.Good, goodAction, goodPattern, goodWhy, Twin: null, defaults, load),
+    ];
 }

@@ -6,7 +6,8 @@ using DiagnosticScenarios.Common;
 namespace DiagnosticScenarios.Controls;
 
 /// <summary>
-/// Starts the load runner (<c>DiagnosticScenarios.LoadRunner run --url URL -c N -d Ns --timeout 60s --json</c>) as a child
+/// Starts the load runner (<c>DiagnosticScenarios.LoadRunner run --url URL -c N -d Ns --timeout 60s --json</c>, with the
+/// scenario's method and slow upload when the catalogue gives it a body) as a child
 /// process for the live page: the load must come from another process, never from the pool it is meant to starve.
 /// One run at a time, bounded in connections and duration, killed if it overstays. The run's end is seen on a thread of
 /// its own, so the page learns it even while the pool is still starved.
@@ -74,7 +75,7 @@ public sealed partial class LoadRunLauncher(IConfiguration configuration, ILogge
             [
                 .. isDll ? [runner] : Array.Empty<string>(),
                 "run", "--url", target.ToString(), "-c", connections.ToString(CultureInfo.InvariantCulture), "-d", $"{durationSeconds}s",
-                "--timeout", $"{RequestTimeout.TotalSeconds}s", "--json",
+                "--timeout", $"{RequestTimeout.TotalSeconds}s", .. BodyArguments(scenario), "--json",
             ];
             LoadRun? run = null;
             var process = ChildProcess.Start(new ChildProcessStart(isDll ? "dotnet" : runner, arguments)
@@ -136,6 +137,12 @@ public sealed partial class LoadRunLauncher(IConfiguration configuration, ILogge
             }
         }
     }
+
+    // A scenario whose requests carry a body is loaded the way the catalogue says: its method and a slow upload of its body.
+    private static string[] BodyArguments(string scenario) =>
+        ScenarioCatalogue.Loadable.FirstOrDefault(s => s.Route == "/api/" + scenario)?.Load is { } load
+            ? ["--method", load.Method, "--body-bytes", load.BodyBytes.ToString(CultureInfo.InvariantCulture), "--upload-over", $"{load.UploadMs.ToString(CultureInfo.InvariantCulture)}ms"]
+            : [];
 
     // The runner's --json report, as it wrote it; a run that was stopped or printed something else has none.
     private static JsonElement? ParseReport(string output)

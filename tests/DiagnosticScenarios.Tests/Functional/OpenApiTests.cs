@@ -17,7 +17,8 @@ public sealed class OpenApiTests(InProcessApp app, ITestOutputHelper output) : I
         using var document = await GetDocumentAsync();
 
         Assert.True(document.RootElement.GetProperty("paths").TryGetProperty(route, out var path), $"{route} is missing from /openapi/v1.json");
-        var summary = path.GetProperty("get").GetProperty("summary").GetString();
+        var method = ScenarioCatalogue.Scenarios.Single(s => s.Route == route).Load?.Method ?? "GET";
+        var summary = path.GetProperty(method.ToLowerInvariant()).GetProperty("summary").GetString();
         Assert.Contains(verdict == ScenarioVerdict.Baseline ? "Baseline" : verdict.ToString().ToUpperInvariant(), summary, StringComparison.Ordinal);
     }
 
@@ -29,6 +30,8 @@ public sealed class OpenApiTests(InProcessApp app, ITestOutputHelper output) : I
         { "/api/diagscenario/memspike/{seconds}", "seconds", 1, 300 },
         { "/api/diagscenario/memleak/{kb}", "kb", 1, 1000000 },
         { "/api/sqlscenario/async", "delayMs", 0, 60000 },
+        { "/api/blocking/lock", "delayMs", 0, 60000 },
+        { "/api/blocking/intermittent", "every", 1, 1000000 },
     };
 
     [Theory]

@@ -1,6 +1,7 @@
 using System.Net;
 using System.Text.Json;
 using DiagnosticScenarios.Catalogue;
+using Microsoft.AspNetCore.Mvc;
 using Microsoft.AspNetCore.Mvc.Controllers;
 using Microsoft.AspNetCore.Routing;
 using Microsoft.Extensions.DependencyInjection;
@@ -13,14 +14,18 @@ public sealed class ScenarioCatalogueTests(InProcessApp app, ITestOutputHelper o
 {
     private readonly InProcessApp _app = app.LogTo(output);
 
+    /// <remarks>
+    /// Where the BAD line sits outside the action, in a DI factory the action's request resolves, the entry names the method
+    /// that holds it instead: a method of a type that is not a controller, in the namespace of the controller that serves the route.
+    /// </remarks>
     [Fact]
     public void EveryCatalogueEntry_IsAMappedRoute_ServedByTheActionItNames()
     {
         var mapped = ScenarioActions();
 
         var wrong = ScenarioCatalogue.Scenarios
-            .Where(s => !mapped.TryGetValue(s.Route, out var action) || action != s.Action)
-            .Select(s => $"{s.Route} ({s.Action}): {(mapped.TryGetValue(s.Route, out var action) ? $"served by {action}" : "not mapped")}")
+            .Where(s => !mapped.TryGetValue(s.Route, out var action) || (action.Name != s.Action && !IsFactoryBeside(s.Action, action.Controller)))
+            .Select(s => $"{s.Route} ({s.Action}): {(mapped.TryGetValue(s.Route, out var action) ? $"served by {action.Name}" : "not mapped")}")
             .ToList();
 
         Assert.True(wrong.Count == 0, string.Join("; ", wrong));
@@ -92,11 +97,21 @@ public sealed class ScenarioCatalogueTests(InProcessApp app, ITestOutputHelper o
         Assert.DoesNotContain("/api/diagscenario/deadlock", offered);
     }
 
-    // Route template → "Controller.Action", for every action of the app's controllers (the scenario controllers).
-    private Dictionary<string, string> ScenarioActions() =>
+    // Route template → "Controller.Action" and the controller, for every action of the app's controllers (the scenario controllers).
+    private Dictionary<string, (string Name, Type Controller)> ScenarioActions() =>
         _app.Services.GetRequiredService<EndpointDataSource>().Endpoints
             .OfType<RouteEndpoint>()
             .Select(e => (Endpoint: e, Action: e.Metadata.GetMetadata<ControllerActionDescriptor>()))
             .Where(e => e.Action is not null)
-            .ToDictionary(e => "/" + e.Endpoint.RoutePattern.RawText!.TrimStart('/'), e => $"{e.Action!.ControllerTypeInfo.Name}.{e.Action.MethodInfo.Name}", StringComparer.Ordinal);
+            .ToDictionary(
+                e => "/" + e.Endpoint.RoutePattern.RawText!.TrimStart('/'),
+                e => ($"{e.Action!.ControllerTypeInfo.Name}.{e.Action.MethodInfo.Name}", e.Action.ControllerTypeInfo.AsType()),
+                StringComparer.Ordinal);
+
+    private static bool IsFactoryBeside(string typeAndMethod, Type controller)
+    {
+        var dot = typeAndMethod.LastIndexOf('.');
+        var type = controller.Assembly.GetType($"{controller.Namespace}.{typeAndMethod[..dot]}");
+        return type is not null && !typeof(ControllerBase).IsAssignableFrom(type) && type.GetMethod(typeAndMethod[(dot + 1)..]) is not null;
+    }
 }

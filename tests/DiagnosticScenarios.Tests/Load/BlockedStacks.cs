@@ -62,7 +62,12 @@ internal static class BlockedStacks
     /// </summary>
     public static bool Names(BlockingSite site, Scenario scenario) =>
         NamesLine(site.AppFrames, scenario.Action)
-        || (site.InlinedInto is not null && site.RequestsSeen is { } requests && requests.Contains($"GET {scenario.Route} ", StringComparison.Ordinal));
+        || (site.InlinedInto is not null && site.RequestsSeen is { } requests && requests.Contains($" {scenario.Route} (", StringComparison.Ordinal));
+
+    /// <summary>A wait site names a scenario as a blocking site does: by its action and line, or, inlined, by the route its threads' requests took.</summary>
+    public static bool Names(WaitSite site, Scenario scenario) =>
+        NamesLine(site.AppFrames, scenario.Action)
+        || (site.InlinedInto is not null && site.Requests.Any(r => r.Request.EndsWith($" {scenario.Route}", StringComparison.Ordinal)));
 
     /// <summary>A frame of <paramref name="action"/> (or of code the compiler made of its body) carries a line of its body before its first return, with the line's text.</summary>
     public static bool NamesLine(IEnumerable<AppFrame> appFrames, string action)

@@ -18,9 +18,13 @@ public abstract class MeasurementCache
     /// <summary>The options every measurement of the class uses; the scenario (and the min-threads workaround) is per call.</summary>
     protected abstract ComparisonOptions Options { get; }
 
+    /// <summary>The options of one scenario's measurement: <see cref="Options"/>, unless a scenario needs its own (a longer timeout).</summary>
+    protected virtual ComparisonOptions OptionsFor(string scenario) => Options;
+
     /// <summary>
-    /// When set, every measurement of the class records a stack snapshot of its server this long into the load: the GOOD
-    /// and the BAD side of each comparison bear the same sampling pause.
+    /// When set, every measurement of the class is diagnosed from outside (<c>compare --diagnose</c>): a stack snapshot of its
+    /// server this long into the load and a trace of its waits over the load. The GOOD and the BAD side of each comparison
+    /// bear the same sampling pauses.
     /// </summary>
     protected virtual TimeSpan? SnapshotAfter => null;
 
@@ -31,8 +35,14 @@ public abstract class MeasurementCache
     public async Task<StackSnapshot> SnapshotAsync(string scenario)
     {
         var measurement = await MeasurementAsync(scenario, minWorkerThreads: null);
-        var snapshot = measurement.Snapshot ?? throw new InvalidOperationException($"{GetType().Name} takes no stack snapshots.");
-        return await snapshot.TimeoutAfter(MeasurementTimeout);
+        return measurement.Diagnosis?.Snapshot ?? throw new InvalidOperationException($"{GetType().Name} takes no stack snapshots.");
+    }
+
+    /// <summary>The wait analysis of the trace recorded during the scenario's measured load (measuring it first if no test has).</summary>
+    public async Task<WaitAnalysis> WaitsAsync(string scenario)
+    {
+        var measurement = await MeasurementAsync(scenario, minWorkerThreads: null);
+        return measurement.Diagnosis?.Waits ?? throw new InvalidOperationException($"{GetType().Name} records no waits.");
     }
 
     private Task<Measurement> MeasurementAsync(string scenario, int? minWorkerThreads)
@@ -42,7 +52,10 @@ public abstract class MeasurementCache
         {
             if (!_results.TryGetValue((scenario, minWorkerThreads), out measurement))
             {
-                measurement = RunnerProcess.MeasureAsync(Options with { MinWorkerThreads = minWorkerThreads }, scenario, SnapshotAfter, MeasurementTimeout);
+                measurement = RunnerProcess.MeasureAsync(
+                    OptionsFor(scenario) with { MinWorkerThreads = minWorkerThreads, Diagnose = SnapshotAfter is not null, SnapshotAfter = SnapshotAfter },
+                    scenario,
+                    MeasurementTimeout);
                 _results[(scenario, minWorkerThreads)] = measurement;
             }
         }

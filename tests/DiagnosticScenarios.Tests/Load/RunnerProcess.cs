@@ -1,6 +1,5 @@
 using System.Globalization;
 using System.Text.Json;
-using System.Text.RegularExpressions;
 using DiagnosticScenarios.Diagnosis;
 using DiagnosticScenarios.LoadRunner.Compare;
 using DiagnosticScenarios.Common;
@@ -13,44 +12,21 @@ namespace DiagnosticScenarios.Tests.Load;
 /// or a pool hiccup there once stalled the in-process load generator for half a second mid-run.
 /// </summary>
 /// <remarks>
-/// Asked for, it records a stack snapshot of the server some time into the load, and analyses it only once the runner
-/// has exited: recording costs the server a few milliseconds of sampling and a rundown, while the analysis would take
-/// a core of the two the load is measured on for a second or more.
+/// Asked for a snapshot or waits, it runs <c>compare --diagnose</c>: the runner records a stack snapshot of its server some
+/// time into the load and a trace of its waits over the load, and analyses them only once the load is over, before it
+/// exits; recording costs the server a few milliseconds of sampling and a rundown, while the analysis would take a core of
+/// the two the load is measured on for a second or more. Everything comes back as data, in compare.json.
 /// </remarks>
-internal static partial class RunnerProcess
+internal static class RunnerProcess
 {
     private static readonly string RunnerPath = Path.Combine(AppContext.BaseDirectory, "DiagnosticScenarios.LoadRunner.dll");
 
-    public static async Task<Measurement> MeasureAsync(ComparisonOptions options, string scenario, TimeSpan? snapshotAfter, TimeSpan timeout)
+    public static async Task<Measurement> MeasureAsync(ComparisonOptions options, string scenario, TimeSpan timeout)
     {
         var output = Directory.CreateTempSubdirectory("diagnosticscenarios-compare-");
         try
         {
-            int? serverProcessId = null;
-            Task<RecordedStacks>? recording = null;
-            var trace = Path.Combine(output.FullName, "stacks.nettrace");
-            ChildProcessResult run;
-            try
-            {
-                run = await ChildProcess.RunAsync(new ChildProcessStart("dotnet", Arguments(options, scenario, output.FullName)) { OnErrorLine = line =>
-                {
-                    if (LoadingServer().Match(line) is { Success: true } loading)
-                    {
-                        // The load is on from here until the runner exits: the place for anything to do meanwhile.
-                        serverProcessId = int.Parse(loading.Groups[1].Value, CultureInfo.InvariantCulture);
-                        if (snapshotAfter is { } after)
-                        {
-                            recording = BlockedStacks.RecordAsync(serverProcessId.Value, after, trace);
-                        }
-                    }
-                } }, timeout);
-            }
-            catch (TimeoutException e)
-            {
-                // The runner's server is its child: the helper has ended the whole tree.
-                throw new TimeoutException($"compare --scenarios {scenario} (server pid {serverProcessId?.ToString(CultureInfo.InvariantCulture) ?? "not started"}): {e.Message}", e);
-            }
-
+            var run = await ChildProcess.RunAsync(new ChildProcessStart("dotnet", Arguments(options, scenario, output.FullName)), timeout);
             if (run.ExitCode != 0)
             {
                 throw new InvalidOperationException(run.ToString());
@@ -59,32 +35,12 @@ internal static partial class RunnerProcess
             await using var json = File.OpenRead(Path.Combine(output.FullName, "compare.json"));
             var result = await JsonSerializer.DeserializeAsync<ComparisonResult>(json, CompareJson.Options).AsTask().TimeoutAfter(timeout)
                 ?? throw new InvalidOperationException("compare.json was empty.");
-            return new Measurement(result.Results.Single(), snapshotAfter is null ? null : await SnapshotAsync(recording, trace, timeout));
+            var measured = result.Results.Single();
+            return new Measurement(measured, measured.Diagnosis);
         }
         finally
         {
             output.Delete(recursive: true);
-        }
-    }
-
-    // A snapshot that could not be taken fails the tests that read it, not the load figures measured beside it.
-    private static async Task<Task<StackSnapshot>> SnapshotAsync(Task<RecordedStacks>? recording, string trace, TimeSpan timeout)
-    {
-        if (recording is null)
-        {
-            return Task.FromException<StackSnapshot>(new InvalidOperationException("The runner never said which server it loaded, so no snapshot was recorded."));
-        }
-
-        try
-        {
-#pragma warning disable VSTHRD003 // deliberate: the recording was started by this measurement, in a test with no SynchronizationContext
-            var recorded = await recording.TimeoutAfter(timeout);
-#pragma warning restore VSTHRD003
-            return Task.FromResult(await BlockedStacks.AnalyzeAsync(trace, recorded).TimeoutAfter(timeout));
-        }
-        catch (Exception e) when (e is DiagnosisException or TimeoutException)
-        {
-            return Task.FromException<StackSnapshot>(e);
         }
     }
 
@@ -107,6 +63,20 @@ internal static partial class RunnerProcess
             arguments.AddRange(["--min-threads", Invariant(minThreads)]);
         }
 
+        if (options.Diagnose)
+        {
+            arguments.Add("--diagnose");
+            if (options.SnapshotAfter is { } after)
+            {
+                arguments.AddRange(["--snapshot-after", $"{Invariant(after.TotalMilliseconds)}ms"]);
+            }
+        }
+
+        if (options.ThinkTime is { } think)
+        {
+            arguments.AddRange(["--think-time", $"{Invariant(think.TotalMilliseconds)}ms"]);
+        }
+
         if (options.DelayMs is { } delayMs)
         {
             arguments.AddRange(["--delay-ms", Invariant(delayMs)]);
@@ -120,11 +90,8 @@ internal static partial class RunnerProcess
         return arguments;
     }
 
-    [GeneratedRegex(@": loading server pid (\d+)$")]
-    private static partial Regex LoadingServer();
-
     private static string Invariant(double value) => value.ToString(CultureInfo.InvariantCulture);
 }
 
-/// <summary>One scenario's figures, and the stack snapshot taken during its load when one was asked for (faulted when it could not be taken).</summary>
-internal sealed record Measurement(ScenarioResult Result, Task<StackSnapshot>? Snapshot);
+/// <summary>One scenario's figures, and what <c>compare --diagnose</c> saw of its server under the load, when it was asked for.</summary>
+internal sealed record Measurement(ScenarioResult Result, ScenarioDiagnosis? Diagnosis);

@@ -13,6 +13,7 @@ public sealed class AppCatalogueTests(InProcessApp app, ITestOutputHelper output
     [Theory]
     [InlineData("mock")]
     [InlineData("sql")]
+    [InlineData("blocking")]
     public async Task Family_ListsTheCataloguesBadAndGoodShapes_WithTheFamilysDelay(string name)
     {
         var catalogue = await ReadAsync();
@@ -33,7 +34,21 @@ public sealed class AppCatalogueTests(InProcessApp app, ITestOutputHelper output
 
         var refused = Assert.Throws<UnknownScenarioException>(() => catalogue.Family("tutorial"));
 
-        Assert.Equal("Unknown family 'tutorial'; known: mock, sql.", refused.Message);
+        Assert.Equal("Unknown family 'tutorial'; known: mock, sql, blocking.", refused.Message);
+    }
+
+    [Fact]
+    public async Task Scenario_CarriesHowToLoadIt_APostWithASlowUploadForBodyRead()
+    {
+        var catalogue = await ReadAsync();
+        var expected = CatalogueData.Find(ScenarioCatalogue.Blocking, "bodyread").Load!;
+
+        var scenarios = catalogue.Family("blocking").Scenarios;
+        var bodyRead = scenarios.Single(s => s.Name == "bodyread").LoadOptions(new Uri("http://127.0.0.1:1/api/blocking/bodyread"));
+        var channel = scenarios.Single(s => s.Name == "channel").LoadOptions(new Uri("http://127.0.0.1:1/api/blocking/channel"));
+
+        Assert.Equal((HttpMethod.Post, expected.BodyBytes, TimeSpan.FromMilliseconds(expected.UploadMs)), (bodyRead.Method, bodyRead.BodyBytes!.Value, bodyRead.UploadOver!.Value));
+        Assert.Equal((HttpMethod.Get, null, null), (channel.Method, channel.BodyBytes, channel.UploadOver));
     }
 
     private async Task<AppCatalogue> ReadAsync()

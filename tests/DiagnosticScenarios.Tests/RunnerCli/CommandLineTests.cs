@@ -14,6 +14,9 @@ public sealed class CommandLineTests
     [InlineData("run", "--url", "http://127.0.0.1:9/", "-d", "soon")]
     [InlineData("run", "--url", "http://127.0.0.1:9/", "--rate", "0")]
     [InlineData("run", "--url", "not-a-url")]
+    [InlineData("run", "--url", "http://127.0.0.1:9/", "--upload-over", "1s")]
+    [InlineData("run", "--url", "http://127.0.0.1:9/", "--method", "P0ST")]
+    [InlineData("run", "--url", "http://127.0.0.1:9/", "--body-bytes", "-1")]
     [InlineData("run", "-c", "5")]
     [InlineData("compare", "--cpus", "-1")]
     [InlineData("compare", "--delay-ms", "60001")]
@@ -43,7 +46,7 @@ public sealed class CommandLineTests
         var (exitCode, output, error) = await RunAsync(args);
 
         Assert.True(exitCode == 2, $"exit {exitCode}\n{error}");
-        Assert.Matches("Unknown family '[a-z]+'; known: mock, sql\\.|has no scenario '[a-z]+'; known: ", error);
+        Assert.Matches("Unknown family '[a-z]+'; known: mock, sql, blocking\\.|has no scenario '[a-z]+'; known: ", error);
         AssertUsageWithoutStackTrace(error);
         Assert.Empty(output);
     }

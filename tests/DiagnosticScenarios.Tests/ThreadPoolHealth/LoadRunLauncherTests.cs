@@ -1,3 +1,4 @@
+using DiagnosticScenarios.Catalogue;
 using DiagnosticScenarios.Controls;
 using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.Logging.Abstractions;
@@ -38,6 +39,30 @@ public sealed class LoadRunLauncherTests : IDisposable
         Assert.True(finished is { Running: false }, "The failed run still counts as running 10 s after the runner exited.");
         Assert.Equal(134, finished!.ExitCode);
         Assert.Contains("unhandled", finished.Error, StringComparison.Ordinal);
+    }
+
+    [Theory]
+    [InlineData("blocking/bodyread", true)]
+    [InlineData("blocking/channel", false)]
+    public async Task Run_LoadsAScenario_WithTheMethodAndSlowUploadItsCatalogueEntryGives(string scenario, bool takesABody)
+    {
+        // The stand-in runner answers its own command line as its report.
+        using var launcher = LauncherFor("printf '{\"args\":\"%s\"}' \"$*\"\nexit 0\n");
+        var load = ScenarioCatalogue.Loadable.Single(s => s.Route == "/api/" + scenario).Load;
+
+        launcher.Start(scenario, new Uri($"http://127.0.0.1:1/api/{scenario}"), 1, 1);
+        var finished = await WaitUntilFinishedAsync(launcher, TimeSpan.FromSeconds(10));
+
+        var args = finished?.Result?.GetProperty("args").GetString();
+        Assert.Equal(takesABody, load is not null);
+        if (load is not null)
+        {
+            Assert.Contains($"--method {load.Method} --body-bytes {load.BodyBytes} --upload-over {load.UploadMs}ms", args, StringComparison.Ordinal);
+        }
+        else
+        {
+            Assert.DoesNotContain("--method", args, StringComparison.Ordinal);
+        }
     }
 
     public void Dispose() => Directory.Delete(_folder, recursive: true);
