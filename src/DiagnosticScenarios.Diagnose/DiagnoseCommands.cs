@@ -166,6 +166,7 @@ public static class DiagnoseCommands
         watch.SetAction(parse =>
         {
             var pid = Target(parse, processId, name);
+            TargetProcess.EnsureDiagnosable(pid);
 
             // The seconds as they are read go to standard error, whatever the report's format: progress, not the answer.
             TextReport.WriteWatchStart(error, pid, StarvationRule.Default, parse.GetValue(timeout));

@@ -104,7 +104,8 @@ public static class ScenarioCatalogue
             Action(nameof(SemaphoreScenariosController), nameof(SemaphoreScenariosController.SemaphoreAsync)),
             "the same throttle waited for with await WaitAsync()",
             "a request waiting for a slot holds no thread; the throttle lets its queries through at its own pace",
-            new Dictionary<string, int> { ["delayMs"] = BlockingDefaults.SemaphoreDelayMs, ["throttle"] = BlockingDefaults.SemaphoreThrottle }),
+            new Dictionary<string, int> { ["delayMs"] = BlockingDefaults.SemaphoreDelayMs, ["throttle"] = BlockingDefaults.SemaphoreThrottle },
+            flaggedBy: [AnalyzerRules.Vsthrd103, AnalyzerRules.Ca1849, AnalyzerRules.Ma0042, AnalyzerRules.AsyncFixer02]),
         .. BlockingPair("httpclient", "httpclient-async", Action(nameof(HttpClientScenariosController), nameof(HttpClientScenariosController.Send)),
             "the synchronous HttpClient.Send to a slow upstream",
             "the pool thread waits for the whole call: under load first for a new connection, which the handler opens on the very pool it starves and waits for with GetAwaiter().GetResult() inside Send, then in a socket read",
@@ -133,13 +134,15 @@ public static class ScenarioCatalogue
             Action(nameof(DiFactoryScenariosController), nameof(DiFactoryScenariosController.LoadAsync)),
             "the action awaits the asynchronous load itself",
             "no thread is held while the store takes its time",
-            Delay(BlockingDefaults.DiFactoryDelayMs)),
-        new("intermittent", Blocking.RoutePrefix + "intermittent", Blocking.Name, ScenarioVerdict.Bad,
+            Delay(BlockingDefaults.DiFactoryDelayMs),
+            flaggedBy: [AnalyzerRules.Vsthrd002, AnalyzerRules.Ma0045]),
+        new Scenario("intermittent", Blocking.RoutePrefix + "intermittent", Blocking.Name, ScenarioVerdict.Bad,
             Action(nameof(IntermittentScenarioController), nameof(IntermittentScenarioController.Intermittent)),
             "one request in every (?every=N) reads .Result on the query, the others await it",
             "blocking that comes and goes: a single stack snapshot may find no thread parked, a wait trace over a few seconds names it",
             Twin: Mock.RoutePrefix + "taskasyncwait",
-            Defaults: new Dictionary<string, int> { ["delayMs"] = BlockingDefaults.IntermittentDelayMs, ["every"] = BlockingDefaults.IntermittentEvery }),
+            Defaults: new Dictionary<string, int> { ["delayMs"] = BlockingDefaults.IntermittentDelayMs, ["every"] = BlockingDefaults.IntermittentEvery })
+            with { FlaggedBy = [AnalyzerRules.Vsthrd103, AnalyzerRules.Ca1849, AnalyzerRules.Ma0042, AnalyzerRules.AsyncFixer02] },
     ];
 
     /// <summary>What the live page may point the load runner at: the query families' scenarios, never an arbitrary URL.</summary>
@@ -169,9 +172,12 @@ public static class ScenarioCatalogue
         string bad, string good,
         string badAction, string badPattern, string badWhy,
         string goodAction, string goodPattern, string goodWhy,
-        Dictionary<string, int>? defaults, ScenarioLoad? load = null) =>
+        Dictionary<string, int>? defaults, ScenarioLoad? load = null, IReadOnlyList<string>? flaggedBy = null) =>
     [
-        new(bad, Blocking.RoutePrefix + bad, Blocking.Name, ScenarioVerdict.Bad, badAction, badPattern, badWhy, Blocking.RoutePrefix + good, defaults, load),
+        new(bad, Blocking.RoutePrefix + bad, Blocking.Name, ScenarioVerdict.Bad, badAction, badPattern, badWhy, Blocking.RoutePrefix + good, defaults, load)
+        {
+            FlaggedBy = flaggedBy ?? [],
+        },
         new(good, Blocking.RoutePrefix + good, Blocking.Name, ScenarioVerdict.Good, goodAction, goodPattern, goodWhy, Twin: null, defaults, load),
     ];
 }
