@@ -16,9 +16,16 @@ internal sealed class SourceLines : IDisposable
 
     private readonly Dictionary<string, (MetadataReaderProvider? Pdb, string? Missing)> _pdbs = new(StringComparer.Ordinal);
     private readonly Dictionary<string, string[]?> _files = new(StringComparer.Ordinal);
+    private readonly Dictionary<string, PEReader?> _modules = new(StringComparer.Ordinal);
 
     /// <summary>The line of <paramref name="location"/>, or why there is none (which file is missing, or that the PDB has no line there).</summary>
-    public (SourceLine? Line, string? Missing) Find(IlLocation location)
+    /// <param name="location">Where the code address is in its method's IL.</param>
+    /// <param name="callee">
+    /// For a frame that is not the leaf, the method it called (<c>System.Threading.Lock.EnterScope</c>). Optimized code maps
+    /// native code to IL only here and there, so a call's return address can map to an earlier statement (the method's
+    /// opening brace); the first call to that method at or after the mapped IL offset is the call, and its line is the line.
+    /// </param>
+    public (SourceLine? Line, string? Missing) Find(IlLocation location, string? callee = null)
     {
         if (location.ModulePath is null)
         {
@@ -33,10 +40,11 @@ internal sealed class SourceLines : IDisposable
 
         var reader = pdb.GetMetadataReader();
         var handle = MetadataTokens.MethodDefinitionHandle(location.MethodToken & 0x00FFFFFF);
+        var ilOffset = callee is null ? location.IlOffset : CallTo(location, callee) ?? location.IlOffset;
         SequencePoint? best = null;
         foreach (var point in reader.GetMethodDebugInformation(handle).GetSequencePoints())
         {
-            if (!point.IsHidden && point.Offset <= location.IlOffset && (best is null || point.Offset >= best.Value.Offset))
+            if (!point.IsHidden && point.Offset <= ilOffset && (best is null || point.Offset >= best.Value.Offset))
             {
                 best = point;
             }
@@ -57,6 +65,77 @@ internal sealed class SourceLines : IDisposable
         {
             pdb?.Dispose();
         }
+
+        foreach (var module in _modules.Values)
+        {
+            module?.Dispose();
+        }
+    }
+
+    // The IL offset of the first call, at or after the mapped offset, to a method named as the callee (its type's simple
+    // name and its name); null when the method's IL has none (the call went through code the JIT inlined).
+    private int? CallTo(IlLocation location, string callee)
+    {
+        var (type, method) = SplitCallee(callee);
+        if (location.ModulePath is null || Module(location.ModulePath) is not { } pe)
+        {
+            return null;
+        }
+
+        var metadata = pe.GetMetadataReader();
+        var definition = metadata.GetMethodDefinition(MetadataTokens.MethodDefinitionHandle(location.MethodToken & 0x00FFFFFF));
+        if (definition.RelativeVirtualAddress == 0)
+        {
+            return null;
+        }
+
+        var il = pe.GetMethodBody(definition.RelativeVirtualAddress).GetILReader();
+        while (il.RemainingBytes > 0)
+        {
+            var offset = il.Offset;
+            var instruction = IlOpcodes.Read(ref il);
+            if (!instruction.IsCall)
+            {
+                IlOpcodes.SkipOperand(ref il, instruction);
+                continue;
+            }
+
+            var token = il.ReadInt32();
+            if (offset >= location.IlOffset && IlOpcodes.Target(metadata, token) is { } target && target.Method == method && (type is null || target.Type == type))
+            {
+                return offset;
+            }
+        }
+
+        return null;
+    }
+
+    // "System.Threading.Tasks.Task`1.GetResultCore" -> ("Task`1", "GetResultCore"); a nested type's outer part goes.
+    private static (string? Type, string Method) SplitCallee(string callee)
+    {
+        var method = callee[(callee.LastIndexOf('.') + 1)..];
+        var typePart = callee.LastIndexOf('.') is var dot and > 0 ? callee[..dot] : null;
+        var type = typePart?[(typePart.LastIndexOfAny(['.', '+']) + 1)..];
+        return (type, method);
+    }
+
+    private PEReader? Module(string modulePath)
+    {
+        if (!_modules.TryGetValue(modulePath, out var pe))
+        {
+            try
+            {
+                pe = File.Exists(modulePath) ? new PEReader(File.OpenRead(modulePath)) : null;
+            }
+            catch (IOException)
+            {
+                pe = null;
+            }
+
+            _modules[modulePath] = pe;
+        }
+
+        return pe;
     }
 
     private (MetadataReaderProvider? Pdb, string? Missing) Pdb(string modulePath)

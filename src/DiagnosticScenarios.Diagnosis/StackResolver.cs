@@ -105,7 +105,7 @@ internal sealed class StackResolver : IDisposable
         var end = start;
         for (; end < frames.Count && _app.IsApp(frames[end]); end++)
         {
-            appFrames.Add(Describe(frames[end], isLeaf: end == 0));
+            appFrames.Add(Describe(frames[end], callee: end == 0 ? null : frames[end - 1]));
         }
 
         var underTaskRun = end < frames.Count && FrameNames.Method(frames[end].Name) is var caller
@@ -120,15 +120,15 @@ internal sealed class StackResolver : IDisposable
 
     public void Dispose() => _sources.Dispose();
 
-    private AppFrame Describe(TraceFrame frame, bool isLeaf)
+    private AppFrame Describe(TraceFrame frame, TraceFrame? callee)
     {
         var method = FrameNames.TypeAndMethod(frame.Name);
-        if (_maps.Find(frame.Address, isLeaf) is not { } location)
+        if (_maps.Find(frame.Address, isLeaf: callee is null) is not { } location)
         {
             return new AppFrame(method, null, "the trace has no IL-to-native map for this code (precompiled, or recorded without the rundown's maps)");
         }
 
-        var (line, missing) = _sources.Find(location with { ModulePath = location.ModulePath ?? frame.ModulePath });
+        var (line, missing) = _sources.Find(location with { ModulePath = location.ModulePath ?? frame.ModulePath }, callee is { } called ? FrameNames.Method(called.Name) : null);
         return new AppFrame(method, line, missing);
     }
 

@@ -1,6 +1,8 @@
 using System.Diagnostics;
 using DiagnosticScenarios.Catalogue;
 using DiagnosticScenarios.Diagnosis;
+using Microsoft.CodeAnalysis.CSharp;
+using Microsoft.CodeAnalysis.CSharp.Syntax;
 
 namespace DiagnosticScenarios.Tests.Load;
 
@@ -69,14 +71,18 @@ internal static class BlockedStacks
         NamesLine(site.AppFrames, scenario.Action)
         || (site.InlinedInto is not null && site.Requests.Any(r => r.Request.EndsWith($" {scenario.Route}", StringComparison.Ordinal)));
 
-    /// <summary>A frame of <paramref name="action"/> (or of code the compiler made of its body) carries a line of its body before its first return, with the line's text.</summary>
+    /// <summary>
+    /// A frame of <paramref name="action"/> (or of code the compiler made of its body) carries, with its text, the line of a
+    /// statement of the action's body that makes a call: not one that only returns a value, where the return address of a
+    /// call on the line before would point.
+    /// </summary>
     public static bool NamesLine(IEnumerable<AppFrame> appFrames, string action)
     {
-        var (first, last) = BodyLines(action);
+        var (file, callLines) = BodyLines(action);
         return appFrames.Any(f => IsFrameOf(f.Method, action)
             && f.Source is { Text: not null } source
-            && source.FileName == $"{action.Split('.')[0]}.cs"
-            && source.Line > first && source.Line < last);
+            && source.FileName == file
+            && callLines.Contains(source.Line));
     }
 
     /// <summary>No pool thread is parked in a blocking call the app's code made (see <see cref="StackSnapshot.PoolGroupsBlockedInApp"/>).</summary>
@@ -96,17 +102,41 @@ internal static class BlockedStacks
     private static string AppCall(ThreadGroup group) =>
         group.AppCall is { } call && call != group.Blocking?.Frame ? $", calling {call}" : "";
 
-    // The lines of an action's body that can block: after its declaration, before its first return (the statement after
-    // the blocking call, where a return address points, must not pass for it).
-    private static (int Declaration, int FirstReturn) BodyLines(string action)
+    // The file of an action (Type.Method, in whichever file of the app's source declares the type) and the lines of its
+    // body's statements that make a call, read from the source's syntax.
+    private static (string File, HashSet<int> CallLines) BodyLines(string action)
     {
-        var (controller, method) = (action.Split('.')[0], action.Split('.')[1]);
-        var file = Directory.EnumerateFiles(Path.Combine(RepositoryPaths.Root, "src"), $"{controller}.cs", SearchOption.AllDirectories).Single();
-        var lines = File.ReadAllLines(file);
-        var declaration = Array.FindIndex(lines, l => l.Contains("public ", StringComparison.Ordinal) && l.Contains($" {method}(", StringComparison.Ordinal)) + 1;
-        var firstReturn = Array.FindIndex(lines, declaration, l => l.TrimStart().StartsWith("return ", StringComparison.Ordinal)) + 1;
-        Assert.True(declaration > 0 && firstReturn > declaration, $"{action}: no declaration and return found in {file}");
-        return (declaration, firstReturn);
+        var dot = action.LastIndexOf('.');
+        var (type, method) = (action[..dot], action[(dot + 1)..]);
+        foreach (var path in Directory.EnumerateFiles(Path.Combine(RepositoryPaths.Root, "src", "DiagnosticScenarios"), "*.cs", SearchOption.AllDirectories))
+        {
+            var text = File.ReadAllText(path);
+            if (!text.Contains($"class {type}", StringComparison.Ordinal))
+            {
+                continue;
+            }
+
+            var root = CSharpSyntaxTree.ParseText(text).GetRoot();
+            var declaration = root.DescendantNodes().OfType<TypeDeclarationSyntax>().Where(t => t.Identifier.Text == type)
+                .SelectMany(t => t.Members.OfType<MethodDeclarationSyntax>())
+                .SingleOrDefault(m => m.Identifier.Text == method);
+            if (declaration is null)
+            {
+                continue;
+            }
+
+            var lines = declaration.DescendantNodes().OfType<StatementSyntax>()
+                .Where(statement => statement is not BlockSyntax && statement.DescendantNodes().Any(n => n is InvocationExpressionSyntax or MemberAccessExpressionSyntax))
+                .Where(statement => statement is not ReturnStatementSyntax { Expression: null or LiteralExpressionSyntax or InterpolatedStringExpressionSyntax })
+                .SelectMany(statement =>
+                {
+                    var span = statement.GetLocation().GetLineSpan();
+                    return Enumerable.Range(span.StartLinePosition.Line + 1, span.EndLinePosition.Line - span.StartLinePosition.Line + 1);
+                });
+            return (Path.GetFileName(path), [.. lines]);
+        }
+
+        throw new InvalidOperationException($"{action}: no such method in the app's source");
     }
 
     /// <summary>
