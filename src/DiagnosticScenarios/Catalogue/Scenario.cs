@@ -37,7 +37,26 @@ public sealed record Scenario(
     /// ignored; empty when none does, and for GOOD and baseline scenarios, whose code none of them flags.
     /// </summary>
     public IReadOnlyList<string> FlaggedBy { get; init; } = [];
+
+    /// <summary>
+    /// What the runtime does about the scenario's blocking and what finds it, for a BAD scenario of a family the load tests
+    /// measure; null otherwise. Each cell is measured by a load test on a Release build under 125 connections, which fails
+    /// when it differs.
+    /// </summary>
+    public RuntimeView? Runtime { get; init; }
 }
+
+/// <summary>The runtime's view of a blocking scenario, as the load tests measure it from outside the process.</summary>
+/// <param name="PoolCompensates">
+/// The pool added threads for cooperative blocking during the load (runtime event 55, reason 8): only a Task wait
+/// (<c>.Result</c>, <c>.Wait()</c>, <c>GetAwaiter().GetResult()</c>) tells the pool it blocks.
+/// </param>
+/// <param name="RaisesWaitHandleWait">
+/// Some pool thread's WaitHandleWait events (.NET 9+) name the scenario's code or route: what <c>dotnet-trace --clrevents
+/// waithandle</c> and the CLI's <c>waits</c> see. <c>Thread.Sleep</c> raises none.
+/// </param>
+/// <param name="SnapshotNamesIt">A stack snapshot half-way through the load names the scenario's code or route at its top blocking site.</param>
+public sealed record RuntimeView(bool PoolCompensates, bool RaisesWaitHandleWait, bool SnapshotNamesIt);
 
 /// <summary>How the load runner loads a scenario whose requests carry a body: what <c>run --method --body-bytes --upload-over</c> takes.</summary>
 /// <param name="Method">The HTTP method, e.g. POST.</param>

@@ -23,23 +23,12 @@ internal static class ReadmeAnalyzerTable
         string.Join(" | ", [scenario.Family, scenario.Name, Verdict(scenario.Verdict), .. AnalyzerRules.All.Select(rule => scenario.FlaggedBy.Contains(rule) ? Flagged : string.Empty)]);
 
     /// <summary>The table's rows as <see cref="Row"/> writes them; fails when the README has no such table.</summary>
-    public static IReadOnlyList<string> Rows(IReadOnlyList<string> readme)
-    {
-        var header = readme.ToList().FindIndex(line => line.StartsWith('|') && Cells(line).SequenceEqual(Header));
-        Assert.True(header >= 0, $"README.md has no table headed | {string.Join(" | ", Header)} |");
-        return [.. readme.Skip(header + 2).TakeWhile(line => line.StartsWith('|')).Select(line => string.Join(" | ", Cells(line)))];
-    }
+    public static IReadOnlyList<string> Rows(IReadOnlyList<string> readme) => ReadmeTables.Rows(readme, Header);
 
     /// <summary>The whole table in Markdown, for a failure message to show what the README should hold.</summary>
     public static string Render(IEnumerable<Scenario> scenarios) =>
-        string.Join(Environment.NewLine, [
-            $"| {string.Join(" | ", Header)} |",
-            $"|---|---|---|{string.Concat(AnalyzerRules.All.Select(_ => ":-:|"))}",
-            .. scenarios.Select(s =>
-                $"| {s.Family} | `{s.Name}` | {Verdict(s.Verdict)} | {string.Join(" | ", AnalyzerRules.All.Select(rule => s.FlaggedBy.Contains(rule) ? Flagged : string.Empty))} |")]);
-
-    private static IEnumerable<string> Cells(string line) =>
-        line.Trim().Trim('|').Split('|').Select(cell => cell.Trim().Trim('`'));
+        ReadmeTables.Render(Header, $"|---|---|---|{string.Concat(AnalyzerRules.All.Select(_ => ":-:|"))}",
+            scenarios.Select(s => (IReadOnlyList<string>)[s.Family, $"`{s.Name}`", Verdict(s.Verdict), .. AnalyzerRules.All.Select(rule => s.FlaggedBy.Contains(rule) ? Flagged : string.Empty)]));
 
     // As GET /api/scenarios writes it: BAD, GOOD, baseline.
     private static string Verdict(ScenarioVerdict verdict) => JsonSerializer.Serialize(verdict).Trim('"');

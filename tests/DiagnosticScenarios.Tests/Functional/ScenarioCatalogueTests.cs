@@ -52,6 +52,34 @@ public sealed class ScenarioCatalogueTests(InProcessApp app, ITestOutputHelper o
     }
 
     [Fact]
+    public async Task Readme_RuntimeViewTable_IsTheCataloguesMeasuredCells()
+    {
+        var readme = await File.ReadAllLinesAsync(ReadmeTables.ReadmePath).DefaultTimeout();
+
+        var rows = Load.RuntimeViews.Rows(readme);
+
+        Assert.True(rows.SequenceEqual(Load.RuntimeViews.Scenarios.Select(Load.RuntimeViews.Row)),
+            $"README.md's runtime table differs from the catalogue. It should read:{Environment.NewLine}{Load.RuntimeViews.Render()}");
+    }
+
+    /// <summary>
+    /// Every BAD scenario of a family the load tests measure has its runtime view, which they check; no other has one.
+    /// intermittent is the one exception: a snapshot finds it only now and then, which IntermittentBlockingTests measures.
+    /// </summary>
+    [Fact]
+    public void RuntimeView_IsGivenForEveryMeasuredBadScenario_AndNoOther()
+    {
+        string[] measured = [ScenarioCatalogue.Mock.Name, ScenarioCatalogue.Sql.Name, ScenarioCatalogue.Blocking.Name];
+
+        var wrong = ScenarioCatalogue.Scenarios
+            .Where(s => (s.Runtime is not null) != (s.Verdict == ScenarioVerdict.Bad && measured.Contains(s.Family) && s.Name != "intermittent"))
+            .Select(s => $"{s.Family}/{s.Name}")
+            .ToList();
+
+        Assert.True(wrong.Count == 0, $"runtime view given where it is not measured, or missing where it is: {string.Join(", ", wrong)}");
+    }
+
+    [Fact]
     public async Task Readme_HasATableRowForEveryCatalogueScenario()
     {
         var readme = await File.ReadAllTextAsync(Path.Combine(RepositoryPaths.Root, "README.md")).DefaultTimeout();

@@ -164,6 +164,19 @@ public sealed class BlockingLoadTests(BlockingLoadMeasurements measurements, ITe
     }
 
     [Theory]
+    [MemberData(nameof(BadBlocking))]
+    public async Task BadScenario_RuntimeViewUnderLoad_IsTheCataloguesCells(string bad, BlockingKind blocking, BlockingKind[] alsoBlocking)
+    {
+        var scenario = Blocking(bad);
+        var diagnosis = await measurements.DiagnosisAsync(bad);
+
+        var measured = RuntimeViews.Measure(diagnosis, scenario);
+
+        output.WriteLine($"{bad} ({blocking}{string.Concat(alsoBlocking.Select(b => $", {b}"))}): measured {measured}\n{RuntimeViews.Describe(diagnosis)}");
+        Assert.Equal(scenario.Runtime, measured);
+    }
+
+    [Theory]
     [MemberData(nameof(CatalogueData.BlockingGoodTwins), MemberType = typeof(CatalogueData))]
     public async Task GoodTwin_SnapshotUnderLoad_HasNoPoolThreadParkedInTheApp(string good)
     {

@@ -38,6 +38,10 @@ public abstract class MeasurementCache
         return measurement.Diagnosis?.Snapshot ?? throw new InvalidOperationException($"{GetType().Name} takes no stack snapshots.");
     }
 
+    /// <summary>What <c>compare --diagnose</c> saw of the scenario's server under its load (measuring it first if no test has).</summary>
+    public async Task<ScenarioDiagnosis> DiagnosisAsync(string scenario) =>
+        (await MeasurementAsync(scenario, minWorkerThreads: null)).Diagnosis ?? throw new InvalidOperationException($"{GetType().Name} does not diagnose its measurements.");
+
     /// <summary>The wait analysis of the trace recorded during the scenario's measured load (measuring it first if no test has).</summary>
     public async Task<WaitAnalysis> WaitsAsync(string scenario)
     {

@@ -73,6 +73,19 @@ public sealed class StarvationLoadTests(MockLoadMeasurements measurements, ITest
         BlockedStacks.AssertTopSiteNames(snapshot, CatalogueData.Find(ScenarioCatalogue.Mock, scenario), blocking);
     }
 
+    [Theory]
+    [MemberData(nameof(CatalogueData.MockBadShapes), MemberType = typeof(CatalogueData))]
+    public async Task BadScenario_RuntimeViewUnderLoad_IsTheCataloguesCells(string scenario)
+    {
+        var shape = CatalogueData.Find(ScenarioCatalogue.Mock, scenario);
+        var diagnosis = await measurements.DiagnosisAsync(scenario);
+
+        var measured = RuntimeViews.Measure(diagnosis, shape);
+
+        output.WriteLine($"{scenario}: measured {measured}\n{RuntimeViews.Describe(diagnosis)}");
+        Assert.Equal(shape.Runtime, measured);
+    }
+
     [Fact]
     public async Task TaskAsyncWait_SnapshotUnderLoad_HasNoPoolThreadParkedInTheApp()
     {

@@ -137,6 +137,19 @@ public abstract class SqlLoadAssertions(SqlLoadMeasurements measurements, ITestO
         BlockedStacks.AssertSomeSiteNames(snapshot, shape, blocking);
     }
 
+    // The catalogue's cells are measured on the default provider, the embedded responder behind Microsoft.Data.SqlClient;
+    // PostgreSQL's driver, Npgsql, must show the same: the shapes are the code's, not the driver's.
+    protected async Task AssertRuntimeViewIsTheCataloguesAsync(string scenario)
+    {
+        var shape = CatalogueData.Find(ScenarioCatalogue.Sql, scenario);
+        var diagnosis = await measurements.DiagnosisAsync(scenario);
+
+        var measured = RuntimeViews.Measure(diagnosis, shape);
+
+        output.WriteLine($"{measurements.Provider} {scenario}: measured {measured}\n{RuntimeViews.Describe(diagnosis)}");
+        Assert.Equal(shape.Runtime, measured);
+    }
+
     protected async Task AssertAsyncSnapshotHasNoPoolThreadParkedInTheAppAsync()
     {
         var snapshot = await measurements.SnapshotAsync("async");
@@ -162,6 +175,10 @@ public sealed class EmbeddedSqlLoadTests(EmbeddedSqlLoadMeasurements measurement
     public Task AsyncShape_SnapshotUnderLoad_HasNoPoolThreadParkedInTheApp_OnTheEmbeddedResponder() => AssertAsyncSnapshotHasNoPoolThreadParkedInTheAppAsync();
 
     [Theory]
+    [MemberData(nameof(CatalogueData.SqlBadShapes), MemberType = typeof(CatalogueData))]
+    public Task BadShape_RuntimeViewUnderLoad_IsTheCataloguesCells_OnTheEmbeddedResponder(string scenario) => AssertRuntimeViewIsTheCataloguesAsync(scenario);
+
+    [Theory]
     [MemberData(nameof(BadShapeBlocking))]
     public Task BadShape_SnapshotUnderLoad_TopPoolGroupNamesTheActionAndItsBlockingCall_OnTheEmbeddedResponder(string scenario, BlockingKind blocking) =>
         AssertSnapshotNamesBadShapeAsync(scenario, blocking);
@@ -181,6 +198,10 @@ public sealed class PostgreSqlLoadTests(PostgreSqlLoadMeasurements measurements,
 
     [PostgreSqlFact]
     public Task AsyncShape_SnapshotUnderLoad_HasNoPoolThreadParkedInTheApp_OnPostgreSql() => AssertAsyncSnapshotHasNoPoolThreadParkedInTheAppAsync();
+
+    [PostgreSqlTheory]
+    [MemberData(nameof(CatalogueData.SqlBadShapes), MemberType = typeof(CatalogueData))]
+    public Task BadShape_RuntimeViewUnderLoad_IsTheCataloguesCells_OnPostgreSql(string scenario) => AssertRuntimeViewIsTheCataloguesAsync(scenario);
 
     [PostgreSqlTheory]
     [MemberData(nameof(BadShapeBlocking))]

@@ -1,0 +1,44 @@
+using DiagnosticScenarios.Catalogue;
+using DiagnosticScenarios.LoadRunner.Compare;
+using Scenario = DiagnosticScenarios.Catalogue.Scenario;
+
+namespace DiagnosticScenarios.Tests.Load;
+
+/// <summary>
+/// The runtime's view of a BAD scenario (<see cref="RuntimeView"/>), measured from what <c>compare --diagnose</c> saw of its
+/// server under its load, and the README's table of it.
+/// </summary>
+internal static class RuntimeViews
+{
+    private const string Yes = "✓";
+
+    private static readonly string[] Header = ["family", "scenario", "the pool adds threads (cooperative blocking)", "WaitHandleWait names it", "a snapshot names it"];
+
+    /// <summary>Each cell from the measurement: the pool's adjustments by reason, the wait sites, the snapshot's top site.</summary>
+    public static RuntimeView Measure(ScenarioDiagnosis diagnosis, Scenario scenario) => new(
+        diagnosis.Waits.PoolAdjustments.GetValueOrDefault("CooperativeBlocking") > 0,
+        diagnosis.Waits.Sites.Any(site => BlockedStacks.Names(site, scenario)),
+        diagnosis.Snapshot.TopBlockedPoolSite() is { } top && BlockedStacks.Names(top, scenario));
+
+    /// <summary>What a failing comparison shows: the measured figures behind the cells.</summary>
+    public static string Describe(ScenarioDiagnosis diagnosis) =>
+        $"pool adjustments: {string.Join(", ", diagnosis.Waits.PoolAdjustments.Select(a => $"{a.Key} {a.Value}"))}; "
+        + $"{diagnosis.Waits.PoolWaits} pool waits, sites:\n{string.Join('\n', diagnosis.Waits.Sites.Take(4).Select(s => "  " + s.Describe()))}\n"
+        + BlockedStacks.Describe(diagnosis.Snapshot);
+
+    /// <summary>The scenarios with a runtime view, in the catalogue's order.</summary>
+    public static IEnumerable<Scenario> Scenarios => ScenarioCatalogue.Scenarios.Where(s => s.Runtime is not null);
+
+    /// <summary>The README's rows as <see cref="Row"/> writes them.</summary>
+    public static IReadOnlyList<string> Rows(IReadOnlyList<string> readme) => ReadmeTables.Rows(readme, Header);
+
+    public static string Row(Scenario scenario) => string.Join(" | ", Cells(scenario).Select(c => c.Trim('`')));
+
+    public static string Render() => ReadmeTables.Render(Header, "|---|---|:-:|:-:|:-:|", Scenarios.Select(Cells));
+
+    private static IReadOnlyList<string> Cells(Scenario scenario) =>
+    [
+        scenario.Family, $"`{scenario.Name}`",
+        scenario.Runtime!.PoolCompensates ? Yes : "", scenario.Runtime.RaisesWaitHandleWait ? Yes : "", scenario.Runtime.SnapshotNamesIt ? Yes : "",
+    ];
+}
