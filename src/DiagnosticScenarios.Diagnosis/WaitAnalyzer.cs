@@ -43,17 +43,20 @@ public static class WaitAnalyzer
     /// app's frames away. A caller that must disturb the target as little as possible analyses it later.
     /// </summary>
     /// <exception cref="DiagnosisException">The process is not there, not .NET, or its diagnostic port did not answer.</exception>
-    public static void Record(int processId, TimeSpan duration, string nettracePath, DiagnosisOptions? options = null)
+    public static void Record(int processId, TimeSpan duration, string nettracePath, DiagnosisOptions? options = null) =>
+        Record(processId, () => Thread.Sleep(duration), nettracePath, options);
+
+    /// <summary>
+    /// <see cref="Record(int, TimeSpan, string, DiagnosisOptions?)"/> for as long as <paramref name="whileOn"/> runs on the
+    /// calling thread, which it calls once the session is open: a caller that starts a load from it traces all of the load.
+    /// </summary>
+    public static void Record(int processId, Action whileOn, string nettracePath, DiagnosisOptions? options = null)
     {
         options ??= DiagnosisOptions.Default;
         EventPipeRecorder.Record(processId,
             [new EventPipeProvider(ClrTraceEventParser.ProviderName, EventLevel.Verbose, (long)Keywords), new EventPipeProvider(HostingRequests.ProviderName, EventLevel.Informational)],
-            duration, nettracePath, options);
+            whileOn, nettracePath, options, rundown: true);
     }
-
-    /// <summary><see cref="Capture"/> on a thread of its own, for a caller that awaits.</summary>
-    public static Task<WaitAnalysis> CaptureOnDedicatedThreadAsync(int processId, TimeSpan duration, DiagnosisOptions? options = null) =>
-        EventPipeRecorder.OnDedicatedThread(() => Capture(processId, duration, options), "Wait analysis");
 
     /// <summary>Analyses the waits in a <c>.nettrace</c> file.</summary>
     /// <exception cref="DiagnosisException">The file cannot be read as a trace.</exception>

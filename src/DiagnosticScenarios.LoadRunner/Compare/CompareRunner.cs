@@ -94,10 +94,11 @@ public static class CompareRunner
 
         await log.WriteLineAsync(FormattableString.Invariant($"{scenario.Name}: loading server pid {server.ProcessId}"));
         using var sampler = server.SampleThreadCount(TimeSpan.FromSeconds(1));
-        using var diagnosis = options.Diagnose ? LoadDiagnosis.Start(server.ProcessId, options.Duration, options.SnapshotAfter ?? options.Duration / 2) : null;
+        using var diagnosis = options.Diagnose ? await LoadDiagnosis.StartAsync(server.ProcessId, options.SnapshotAfter ?? options.Duration / 2, cancellationToken) : null;
         var loadRun = LoadGenerator.RunAsync(load, null, cancellationToken);
         var pingRun = LoadGenerator.RunAsync(ping, null, cancellationToken);
         await Task.WhenAll(loadRun, pingRun);
+        diagnosis?.LoadIsOver();
         sampler.Dispose();
 
         return new ScenarioResult

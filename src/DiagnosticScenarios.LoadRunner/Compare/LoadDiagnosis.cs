@@ -5,47 +5,93 @@ namespace DiagnosticScenarios.LoadRunner.Compare;
 
 /// <summary>
 /// One server diagnosed from outside while its load runs: a wait trace (the runtime's wait events with their stacks, the
-/// pool's adjustments, ASP.NET Core's hosting events) over the load, and a stack snapshot some time into it (half-way by
-/// default) with the hosting events up to it, each recorded on a thread of its own to a file. Analysis waits for the load to end.
+/// pool's adjustments, ASP.NET Core's hosting events) open before the load starts and closed when it is over, so it sees
+/// the cold pool's first adjustments; and a stack snapshot some time into the load (half-way by default) with the hosting
+/// events up to it. Each is recorded on a thread of its own to a file; analysis waits for the load to end.
 /// </summary>
 internal sealed class LoadDiagnosis : IDisposable
 {
-    private readonly DirectoryInfo _folder = Directory.CreateTempSubdirectory("compare-diagnosis-");
-    private readonly Task _waits;
-    private readonly Task<(TimeSpan Recorded, RequestLabels Requests)> _stacks;
+    private static readonly TimeSpan SessionPatience = TimeSpan.FromSeconds(30);
 
-    private LoadDiagnosis(int processId, TimeSpan loadDuration, TimeSpan snapshotAfter)
+    private readonly DirectoryInfo _folder = Directory.CreateTempSubdirectory("compare-diagnosis-");
+    private readonly ManualResetEventSlim _loadOver = new();
+    private readonly TaskCompletionSource _recording = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    private readonly Task _waits;
+    private Task<(TimeSpan Recorded, RequestLabels Requests)>? _stacks;
+
+    private LoadDiagnosis(int processId)
     {
-        _waits = Task.Factory.StartNew(() => WaitAnalyzer.Record(processId, loadDuration, WaitTrace), CancellationToken.None, TaskCreationOptions.LongRunning, TaskScheduler.Default);
-        _stacks = Task.Factory.StartNew(() =>
+        _waits = Task.Factory.StartNew(() => WaitAnalyzer.Record(processId, () =>
         {
-            // By then the cold pool's threads have long reached the scenario's blocking call, and the load stays on past the snapshot.
-            var recorded = TimeSpan.Zero;
-            var requests = HostingRequests.Record(processId, snapshotAfter, () =>
-            {
-                var recording = Stopwatch.StartNew();
-                StackSnapshots.Record(processId, StackTrace);
-                recorded = recording.Elapsed;
-            });
-            return (recorded, requests);
-        }, CancellationToken.None, TaskCreationOptions.LongRunning, TaskScheduler.Default);
+            _recording.TrySetResult();
+            _loadOver.Wait();
+        }, WaitTrace), CancellationToken.None, TaskCreationOptions.LongRunning, TaskScheduler.Default);
     }
 
     private string WaitTrace => Path.Combine(_folder.FullName, "waits.nettrace");
 
     private string StackTrace => Path.Combine(_folder.FullName, "stacks.nettrace");
 
-    public static LoadDiagnosis Start(int processId, TimeSpan loadDuration, TimeSpan snapshotAfter) => new(processId, loadDuration, snapshotAfter);
+    /// <summary>
+    /// Returns once the wait trace records, with the snapshot's countdown started: the caller starts the load then, and
+    /// calls <see cref="LoadIsOver"/> when it ends.
+    /// </summary>
+    /// <exception cref="DiagnosisException">The server's diagnostic port did not open a session.</exception>
+    public static async Task<LoadDiagnosis> StartAsync(int processId, TimeSpan snapshotAfter, CancellationToken cancellationToken)
+    {
+        var diagnosis = new LoadDiagnosis(processId);
+        try
+        {
+#pragma warning disable VSTHRD003 // deliberate: this diagnosis's own recording thread; the runner has no SynchronizationContext
+            await Task.WhenAny(diagnosis._recording.Task, diagnosis._waits).WaitAsync(SessionPatience, cancellationToken);
+            if (!diagnosis._recording.Task.IsCompleted)
+            {
+                await diagnosis._waits;
+                throw new InvalidOperationException("The wait trace ended before it recorded.");
+            }
+#pragma warning restore VSTHRD003
+        }
+        catch
+        {
+            diagnosis.Dispose();
+            throw;
+        }
+
+        diagnosis._stacks = Task.Factory.StartNew(() =>
+        {
+            // By then the cold pool's threads have long reached the scenario's blocking call, and the load stays on past the snapshot.
+            var recorded = TimeSpan.Zero;
+            var requests = HostingRequests.Record(processId, snapshotAfter, () =>
+            {
+                var recording = Stopwatch.StartNew();
+                StackSnapshots.Record(processId, diagnosis.StackTrace);
+                recorded = recording.Elapsed;
+            });
+            return (recorded, requests);
+        }, CancellationToken.None, TaskCreationOptions.LongRunning, TaskScheduler.Default);
+        return diagnosis;
+    }
+
+    /// <summary>Ends the wait trace.</summary>
+    public void LoadIsOver() => _loadOver.Set();
 
     /// <summary>Waits for both recordings and analyses them; a recording that failed fails the comparison, saying why.</summary>
     public async Task<ScenarioDiagnosis> AnalyzeAsync(CancellationToken cancellationToken)
     {
+        LoadIsOver();
         await _waits.WaitAsync(cancellationToken);
-        var (recorded, requests) = await _stacks.WaitAsync(cancellationToken);
+        var (recorded, requests) = await _stacks!.WaitAsync(cancellationToken);
         return await Task.Run(() => new ScenarioDiagnosis(
             StackSnapshots.Analyze(StackTrace, requests: requests) with { CaptureMs = Math.Round(recorded.TotalMilliseconds, 1) },
             WaitAnalyzer.Analyze(WaitTrace)), cancellationToken);
     }
 
-    public void Dispose() => _folder.Delete(recursive: true);
+    public void Dispose()
+    {
+        // A recording still on (the comparison failed) stops, and its thread ends, before its folder goes.
+        LoadIsOver();
+        ((IAsyncResult)_waits).AsyncWaitHandle.WaitOne(SessionPatience);
+        _folder.Delete(recursive: true);
+        _loadOver.Dispose();
+    }
 }

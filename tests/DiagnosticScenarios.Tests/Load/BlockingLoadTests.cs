@@ -170,10 +170,7 @@ public sealed class BlockingLoadTests(BlockingLoadMeasurements measurements, ITe
         var scenario = Blocking(bad);
         var diagnosis = await measurements.DiagnosisAsync(bad);
 
-        var measured = RuntimeViews.Measure(diagnosis, scenario);
-
-        output.WriteLine($"{bad} ({blocking}{string.Concat(alsoBlocking.Select(b => $", {b}"))}): measured {measured}\n{RuntimeViews.Describe(diagnosis)}");
-        Assert.Equal(scenario.Runtime, measured);
+        RuntimeViews.AssertIsTheCatalogues(diagnosis, scenario, output, $"{bad} ({blocking}{string.Concat(alsoBlocking.Select(b => $", {b}"))})");
     }
 
     [Theory]

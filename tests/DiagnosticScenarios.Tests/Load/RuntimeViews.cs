@@ -1,5 +1,6 @@
 using DiagnosticScenarios.Catalogue;
 using DiagnosticScenarios.LoadRunner.Compare;
+using Xunit.Abstractions;
 using Scenario = DiagnosticScenarios.Catalogue.Scenario;
 
 namespace DiagnosticScenarios.Tests.Load;
@@ -20,9 +21,23 @@ internal static class RuntimeViews
         diagnosis.Waits.Sites.Any(site => BlockedStacks.Names(site, scenario)),
         diagnosis.Snapshot.TopBlockedPoolSite() is { } top && BlockedStacks.Names(top, scenario));
 
+    /// <summary>
+    /// Measures the cells and holds them against the catalogue's. A blank cell is a finding only from a trace that saw the
+    /// load's requests start and threads wait, so a trace that recorded neither fails instead.
+    /// </summary>
+    public static void AssertIsTheCatalogues(ScenarioDiagnosis diagnosis, Scenario scenario, ITestOutputHelper output, string label)
+    {
+        var measured = Measure(diagnosis, scenario);
+
+        output.WriteLine($"{label}: measured {measured}\n{Describe(diagnosis)}");
+        Assert.True(diagnosis.Waits.RequestsStarted > 0 && diagnosis.Waits.Waits > 0,
+            $"the wait trace saw {diagnosis.Waits.RequestsStarted} requests start and {diagnosis.Waits.Waits} waits: it measured nothing");
+        Assert.Equal(scenario.Runtime, measured);
+    }
+
     /// <summary>What a failing comparison shows: the measured figures behind the cells.</summary>
     public static string Describe(ScenarioDiagnosis diagnosis) =>
-        $"pool adjustments: {string.Join(", ", diagnosis.Waits.PoolAdjustments.Select(a => $"{a.Key} {a.Value}"))}; "
+        $"{diagnosis.Waits.RequestsStarted} requests started, pool adjustments: {string.Join(", ", diagnosis.Waits.PoolAdjustments.Select(a => $"{a.Key} {a.Value}"))}; "
         + $"{diagnosis.Waits.PoolWaits} pool waits, sites:\n{string.Join('\n', diagnosis.Waits.Sites.Take(4).Select(s => "  " + s.Describe()))}\n"
         + BlockedStacks.Describe(diagnosis.Snapshot);
 

@@ -80,10 +80,7 @@ public sealed class StarvationLoadTests(MockLoadMeasurements measurements, ITest
         var shape = CatalogueData.Find(ScenarioCatalogue.Mock, scenario);
         var diagnosis = await measurements.DiagnosisAsync(scenario);
 
-        var measured = RuntimeViews.Measure(diagnosis, shape);
-
-        output.WriteLine($"{scenario}: measured {measured}\n{RuntimeViews.Describe(diagnosis)}");
-        Assert.Equal(shape.Runtime, measured);
+        RuntimeViews.AssertIsTheCatalogues(diagnosis, shape, output, scenario);
     }
 
     [Fact]

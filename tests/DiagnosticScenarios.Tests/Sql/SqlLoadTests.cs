@@ -144,10 +144,7 @@ public abstract class SqlLoadAssertions(SqlLoadMeasurements measurements, ITestO
         var shape = CatalogueData.Find(ScenarioCatalogue.Sql, scenario);
         var diagnosis = await measurements.DiagnosisAsync(scenario);
 
-        var measured = RuntimeViews.Measure(diagnosis, shape);
-
-        output.WriteLine($"{measurements.Provider} {scenario}: measured {measured}\n{RuntimeViews.Describe(diagnosis)}");
-        Assert.Equal(shape.Runtime, measured);
+        RuntimeViews.AssertIsTheCatalogues(diagnosis, shape, output, $"{measurements.Provider} {scenario}");
     }
 
     protected async Task AssertAsyncSnapshotHasNoPoolThreadParkedInTheAppAsync()
