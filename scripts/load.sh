@@ -62,8 +62,13 @@ case "$tool" in
   bombardier) exec bombardier -c "$connections" -d "$duration" -l "$url" ;;
   hey) exec hey -c "$connections" -z "$duration" "$url" ;;
   siege)
-    if [ -n "$think" ]; then exec siege -d "$think" -c "$connections" -t "${seconds}S" "$url"; fi
-    exec siege -b -c "$connections" -t "${seconds}S" "$url" ;;
+    # siege has been seen to hang once its -t time is up (JoeDog/siege#66, once here in many runs); 5 s later an
+    # interrupt makes it print its summary and exit as Ctrl+C would, and 5 s after that it is killed.
+    pace=(-b); [ -n "$think" ] && pace=(-d "$think")
+    timeout -s INT -k 5 "$(( seconds + 5 ))" siege "${pace[@]}" -c "$connections" -t "${seconds}S" "$url"
+    status=$?
+    [ "$status" -eq 124 ] && { echo "siege did not stop at ${seconds} s; interrupted 5 s later" >&2; status=0; }
+    exit "$status" ;;
   wrk) exec wrk -t "$(( connections < 2 ? 1 : 2 ))" -c "$connections" -d "$duration" --latency "$url" ;;
   runner)
     dotnet build "$repo/src/DiagnosticScenarios.LoadRunner" -c Release -v quiet -nologo >/dev/null
