@@ -12,7 +12,7 @@ internal static class ServerCommand
         "DOTNET_ThreadPool_ForceMinWorkerThreads", "DOTNET_PROCESSOR_COUNT",
     ];
 
-    public static ChildProcessStart For(ServerOptions options, Uri baseAddress)
+    public static ChildProcessStart For(ServerOptions options, Uri baseAddress, IEnumerable<Uri> moreAddresses)
     {
         var (fileName, arguments) = options.RuntimeConfigPath is { } runtimeConfig
             ? (Dotnet, ["exec", "--runtimeconfig", runtimeConfig, Path.GetFullPath(options.AppPath)])
@@ -22,7 +22,7 @@ internal static class ServerCommand
             arguments.AddRange(["--contentRoot", options.ContentRoot]);
         }
 
-        arguments.AddRange(["--urls", string.Join(';', options.MoreUrls.Prepend(baseAddress.GetLeftPart(UriPartial.Authority)))]);
+        arguments.AddRange(["--urls", string.Join(';', moreAddresses.Prepend(baseAddress).Select(a => a.GetLeftPart(UriPartial.Authority)))]);
 
         var environment = InheritedSettingsToDrop.ToDictionary(key => key, string? (_) => null);
         environment["DOTNET_PROCESSOR_COUNT"] = options.ProcessorCount.ToString(CultureInfo.InvariantCulture);

@@ -38,7 +38,11 @@ public sealed record ServerOptions
     /// </summary>
     public string? RuntimeConfigPath { get; init; }
 
-    /// <summary>More addresses for the server to listen on besides its plain-HTTP base address, e.g. an https:// one.</summary>
+    /// <summary>
+    /// More addresses for the server to listen on besides its plain-HTTP base address, e.g. an https:// one; port 0 asks
+    /// for a free port, picked again with the base address's when a start loses a port to another process
+    /// (<see cref="ServerProcess.MoreAddresses"/> says which).
+    /// </summary>
     public IReadOnlyList<string> MoreUrls { get; init; } = [];
 
     /// <summary>More environment variables for the server, e.g. <c>Database__Provider=PostgreSql</c>.</summary>

@@ -15,14 +15,18 @@ public sealed class ServerProcess : IAsyncDisposable
     private const int MaxCapturedChars = 512 * 1024;
     private readonly ChildProcess _process;
 
-    private ServerProcess(ChildProcess process, Uri baseAddress)
+    private ServerProcess(ChildProcess process, Uri baseAddress, IReadOnlyList<Uri> moreAddresses)
     {
         _process = process;
         BaseAddress = baseAddress;
+        MoreAddresses = moreAddresses;
     }
 
     /// <summary><c>http://127.0.0.1:{port}/</c>.</summary>
     public Uri BaseAddress { get; }
+
+    /// <summary><see cref="ServerOptions.MoreUrls"/> as the server listens on them, each port 0 replaced by the free port picked for it.</summary>
+    public IReadOnlyList<Uri> MoreAddresses { get; }
 
     public int ProcessId => _process.Id;
 
@@ -46,7 +50,7 @@ public sealed class ServerProcess : IAsyncDisposable
             }
             catch (ServerStartException) when (attempt < attempts && server.HasExited)
             {
-                // Another process may have taken the port between the probe and the bind: try another.
+                // Another process may have taken a port between the probe and the bind: try other ones.
                 await server.DisposeAsync();
             }
             catch
@@ -65,8 +69,9 @@ public sealed class ServerProcess : IAsyncDisposable
     private static ServerProcess Launch(ServerOptions options, int port)
     {
         var baseAddress = new Uri($"http://127.0.0.1:{port}/");
-        var start = ServerCommand.For(options, baseAddress) with { MaxCapturedChars = MaxCapturedChars };
-        return new ServerProcess(ChildProcess.Start(start), baseAddress);
+        List<Uri> more = [.. options.MoreUrls.Select(url => new Uri(url) is { Port: 0 } free ? new UriBuilder(free) { Port = FreeLoopbackPort.Pick() }.Uri : new Uri(url))];
+        var start = ServerCommand.For(options, baseAddress, more) with { MaxCapturedChars = MaxCapturedChars };
+        return new ServerProcess(ChildProcess.Start(start), baseAddress, more);
     }
 
     private async Task WaitUntilReadyAsync(ServerOptions options, CancellationToken cancellationToken)
