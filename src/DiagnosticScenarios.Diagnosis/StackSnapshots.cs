@@ -64,10 +64,6 @@ public static class StackSnapshots
         }
     }
 
-    /// <summary><see cref="Capture"/> on a thread of its own, for a caller that awaits (a test, a tool) while the target's or its own pool is starved.</summary>
-    public static Task<StackSnapshot> CaptureOnDedicatedThreadAsync(int processId, DiagnosisOptions? options = null) =>
-        EventPipeRecorder.OnDedicatedThread(() => Capture(processId, options), "Stack snapshot");
-
     /// <summary>
     /// Records what <see cref="Analyze"/> reads (the sample profiler and rundown) to <paramref name="nettracePath"/>, and no
     /// more: a caller that must disturb the target as little as possible takes the snapshot now and analyses it later.

@@ -4,15 +4,17 @@ using DiagnosticScenarios.Tests.Load;
 namespace DiagnosticScenarios.Tests.Diagnosis;
 
 /// <summary>
-/// A fresh server process (two processors, cold pool; this app or a fixture) with pool threads held by requests from this process:
-/// either a fixed set of long requests, or loops of short ones (so that waits start while a trace records).
-/// Disposing kills the server; the requests in flight then fail, which is what ends them.
+/// A fresh server process of a fixture app (two processors, cold pool) with pool threads held by loops of requests from
+/// this process, short enough that waits start while a trace records. Disposing kills the server; the requests in flight
+/// then fail, which is what ends them.
 /// </summary>
 internal sealed class BlockedServer : IAsyncDisposable
 {
     private readonly HttpClient _client;
     private readonly CancellationTokenSource _stop = new();
     private readonly List<Task> _requests = [];
+    private readonly List<Uri> _loops = [];
+    private readonly System.Collections.Concurrent.ConcurrentDictionary<Uri, int> _answered = new();
 
     private BlockedServer(ServerProcess server)
     {
@@ -24,32 +26,29 @@ internal sealed class BlockedServer : IAsyncDisposable
 
     public int ProcessId => Server.ProcessId;
 
-    public HttpClient Client => _client;
-
-    public static async Task<BlockedServer> StartAsync() => new(await LoadExperiment.StartServerAsync());
-
-    /// <summary>Another app (a fixture) started the same way: its own path, its own ready path.</summary>
+    /// <summary>The fixture app of <paramref name="options"/>: its own path, its own ready path.</summary>
     public static async Task<BlockedServer> StartAsync(ServerOptions options) =>
-        new(await ServerProcess.StartAsync(options).WaitAsync(MeasurementCache.MeasurementTimeout));
-
-    /// <summary>Sends <paramref name="count"/> requests at once that each block a pool thread for <paramref name="delayMs"/>.</summary>
-    public void Hold(string scenario, int count, int delayMs)
-    {
-        for (var i = 0; i < count; i++)
-        {
-            _requests.Add(SendAsync(ScenarioUri(scenario, delayMs)));
-        }
-    }
-
-    /// <summary><paramref name="workers"/> loops of requests of <paramref name="delayMs"/> each, until disposed.</summary>
-    public void Loop(string scenario, int workers, int delayMs) => Loop(ScenarioUri(scenario, delayMs), workers);
+        new(await ServerProcess.StartAsync(options).TimeoutAfter(MeasurementCache.MeasurementTimeout));
 
     /// <summary><paramref name="workers"/> loops of requests to <paramref name="relative"/>, until disposed.</summary>
     public void Loop(Uri relative, int workers)
     {
+        _loops.Add(relative);
         for (var i = 0; i < workers; i++)
         {
             _requests.Add(LoopAsync(relative));
+        }
+    }
+
+    /// <summary>
+    /// Returns once every looped route has answered a request: each has run its blocking code once, so the threads its
+    /// loops hold now are back in it. Fails, naming the routes still silent, when that takes longer than <paramref name="within"/>.
+    /// </summary>
+    public async Task WhenEveryLoopHasAnsweredAsync(TimeSpan within)
+    {
+        if (!await Poll.UntilAsync(() => _loops.All(uri => _answered.ContainsKey(uri)), within))
+        {
+            throw new TimeoutException($"no answer within {within.TotalSeconds:0} s from {string.Join(", ", _loops.Where(uri => !_answered.ContainsKey(uri)))}");
         }
     }
 
@@ -61,8 +60,6 @@ internal sealed class BlockedServer : IAsyncDisposable
         _client.Dispose();
         _stop.Dispose();
     }
-
-    private static Uri ScenarioUri(string scenario, int delayMs) => new($"api/diagscenario/{scenario}?delayMs={delayMs}", UriKind.Relative);
 
     private async Task LoopAsync(Uri relative)
     {
@@ -77,6 +74,7 @@ internal sealed class BlockedServer : IAsyncDisposable
         try
         {
             using var response = await _client.GetAsync(relative, _stop.Token);
+            _answered.AddOrUpdate(relative, 1, (_, count) => count + 1);
         }
         catch (Exception e) when (e is HttpRequestException or OperationCanceledException)
         {

@@ -1,6 +1,7 @@
 using DiagnosticScenarios.Common;
 using System.Text.Json;
 using DiagnosticScenarios.Diagnosis;
+using DiagnosticScenarios.Tests.Load;
 using Xunit.Abstractions;
 
 namespace DiagnosticScenarios.Tests.Diagnosis;
@@ -12,12 +13,14 @@ namespace DiagnosticScenarios.Tests.Diagnosis;
 /// callers' lines after; Release inlines small methods into ASP.NET Core's compiled invokers, so a site names the innermost
 /// method left and its line, or says where the code was inlined and the route its threads serve.
 /// </summary>
+[Collection(LoadCollectionDefinition.Name)]
+[Trait(TestCategory.Name, TestCategory.Load)]
 public sealed class FixtureAppDiagnosisTests(ITestOutputHelper output)
 {
     // Enough to hold a few threads in each route's wait on a pool that starts with two; each request lasts one or two
     // latencies (400 ms), so every thread parked at the end started its request within the requests window.
     private const int WorkersPerRoute = 3;
-    private static readonly TimeSpan Settle = TimeSpan.FromSeconds(1);
+    private static readonly TimeSpan FirstAnswers = TimeSpan.FromSeconds(30);
     private static readonly JsonSerializerOptions Json = new(JsonSerializerDefaults.Web);
 
     [Theory]
@@ -62,7 +65,7 @@ public sealed class FixtureAppDiagnosisTests(ITestOutputHelper output)
             server.Loop(route, WorkersPerRoute);
         }
 
-        await Task.Delay(Settle);
+        await server.WhenEveryLoopHasAnsweredAsync(FirstAnswers);
         var stacks = await RunAsync(cli, "stacks", "-p", $"{server.ProcessId}", "--format", "json", "--top", "10", "--requests-window", "1.5s");
         var waits = await RunAsync(cli, "waits", "-p", $"{server.ProcessId}", "--json", "--top", "10", "--duration", "1.5s");
 
@@ -97,7 +100,7 @@ public sealed class FixtureAppDiagnosisTests(ITestOutputHelper output)
         var speedscope = Path.Combine(Path.GetTempPath(), $"stacks-{Guid.NewGuid():N}.speedscope.json");
         await using var server = await BlockedServer.StartAsync(app.ServerOptions);
         server.Loop(chain.Uri, 2 * WorkersPerRoute);
-        await Task.Delay(Settle);
+        await server.WhenEveryLoopHasAnsweredAsync(FirstAnswers);
         try
         {
             var text = await RunAsync(null, "stacks", "-p", $"{server.ProcessId}", "--requests-window", "1.5s");

@@ -1,5 +1,7 @@
 using System.Text.Json;
+using DiagnosticScenarios.Common;
 using DiagnosticScenarios.Diagnosis;
+using DiagnosticScenarios.Tests.Load;
 using Xunit.Abstractions;
 
 namespace DiagnosticScenarios.Tests.Diagnosis;
@@ -9,6 +11,8 @@ namespace DiagnosticScenarios.Tests.Diagnosis;
 /// the tool): it reads the runtime's counters over EventPipe until the starvation rule fires, then names the blocking code.
 /// This app's own runs (fires under taskwait, stays quiet under taskasyncwait) are in the observed runs.
 /// </summary>
+[Collection(LoadCollectionDefinition.Name)]
+[Trait(TestCategory.Name, TestCategory.Load)]
 public sealed class WatchTests(ITestOutputHelper output)
 {
     // Enough requests that the pool, adding a few threads a second, stays behind them for longer than the rule's window.
@@ -27,11 +31,24 @@ public sealed class WatchTests(ITestOutputHelper output)
         ]);
         await using var server = await BlockedServer.StartAsync(app.ServerOptions);
 
-        // The watch starts first, as a user starts it on a healthy app and waits: the rule needs the thread count to climb.
-        var watch = DiagnoseCli.RunAsync("watch", "-p", $"{server.ProcessId}", "--timeout", "30s", "--json");
-        await Task.Delay(TimeSpan.FromSeconds(2)); // two healthy seconds read before the load: the rule's window must see the climb
+        // The watch starts first, as a user starts it on a healthy app and waits; the load starts once it has read two
+        // healthy seconds (each goes to standard error as it is read), so the rule's window sees the thread count climb.
+        var healthySeconds = 0;
+        await using var watch = ChildProcess.Start(new ChildProcessStart("dotnet", [DiagnoseCli.Path, "watch", "-p", $"{server.ProcessId}", "--timeout", "30s", "--json"])
+        {
+            WorkingDirectory = RepositoryPaths.Root,
+            TimeLimit = TimeSpan.FromSeconds(90),
+            OnErrorLine = line =>
+            {
+                if (line.TrimStart().StartsWith("threads ", StringComparison.Ordinal))
+                {
+                    Interlocked.Increment(ref healthySeconds);
+                }
+            },
+        });
+        Assert.True(await Poll.UntilAsync(() => Volatile.Read(ref healthySeconds) >= 2 || watch.HasExited, TimeSpan.FromSeconds(30)), "the watch read no second within 30 s");
         server.Loop(chain.Uri, Workers);
-        var run = await watch;
+        var run = await watch.WaitForExitAsync().TimeoutAfter(TimeSpan.FromSeconds(60));
 
         output.WriteLine(run.Output);
         Assert.True(run.ExitCode == 0, run.ToString());

@@ -168,6 +168,11 @@ public sealed class ObservedRuns : IAsyncLifetime
             observers.Add(new MetricsTraceObserver());
         }
 
+        if (plan.RecordsWaits)
+        {
+            observers.Add(new WaitsTraceObserver());
+        }
+
         if (plan.Watched)
         {
             observers.Add(new WatchObserver());

@@ -30,6 +30,7 @@ internal sealed record RunPlan(string Scenario, int LoadSeconds, RunEnd End)
     {
         Watched = true,
         CapturesStacksAfterTheLoad = true,
+        RecordsWaits = true,
     };
 
     /// <summary>
@@ -47,6 +48,9 @@ internal sealed record RunPlan(string Scenario, int LoadSeconds, RunEnd End)
 
     /// <summary>Whether a dotnet-trace metrics session records the app's meters during the run.</summary>
     public bool RecordsMetrics { get; init; }
+
+    /// <summary>Whether dotnet-trace records the runtime's wait events once the load has started, for the CLI's <c>waits</c> to read.</summary>
+    public bool RecordsWaits { get; init; }
 
     /// <summary>Whether the diagnosis CLI's <c>watch</c> watches the run for starvation.</summary>
     public bool Watched { get; init; }
