@@ -1,0 +1,37 @@
+using DiagnosticScenarios.Detection;
+using DiagnosticScenarios.Sql;
+using OpenTelemetry.Metrics;
+
+namespace DiagnosticScenarios.Metrics;
+
+public static class MetricsExportRegistration
+{
+    /// <summary>The meters exported: the runtime's (thread pool, CPU, GC), ASP.NET Core's request duration, and the app's own.</summary>
+    public static IReadOnlyList<string> Meters { get; } = ["System.Runtime", "Microsoft.AspNetCore.Hosting", HealthMetrics.MeterName, SqlScenarioMetrics.MeterName];
+
+    /// <summary>
+    /// OpenTelemetry's SDK over <see cref="Meters"/>: a Prometheus scrape (<see cref="PrometheusScrape"/>, served by the
+    /// live page's server at <c>/metrics</c>), and OTLP when <c>OTEL_EXPORTER_OTLP_ENDPOINT</c> is set (the exporter reads
+    /// the standard <c>OTEL_*</c> settings itself). Nothing when <c>ThreadPoolHealth:Enabled</c> or <c>MetricsExport:Enabled</c>
+    /// is false.
+    /// </summary>
+    public static IServiceCollection AddMetricsExport(this IServiceCollection services, IConfiguration configuration)
+    {
+        if (!ThreadPoolHealthOptions.IsEnabled(configuration) || !MetricsExportOptions.IsEnabled(configuration))
+        {
+            return services;
+        }
+
+        var scrape = new PrometheusScrape();
+        services.AddSingleton(scrape);
+        services.AddOpenTelemetry().WithMetrics(metrics =>
+        {
+            metrics.AddMeter([.. Meters]).AddReader(scrape.Reader);
+            if (!string.IsNullOrEmpty(configuration[MetricsExportOptions.OtlpEndpointKey]))
+            {
+                metrics.AddOtlpExporter();
+            }
+        });
+        return services;
+    }
+}
