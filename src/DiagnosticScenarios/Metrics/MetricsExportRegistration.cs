@@ -1,11 +1,14 @@
 using DiagnosticScenarios.Detection;
 using DiagnosticScenarios.Sql;
 using OpenTelemetry.Metrics;
+using OpenTelemetry.Resources;
 
 namespace DiagnosticScenarios.Metrics;
 
 public static class MetricsExportRegistration
 {
+    private const string ServiceName = "DiagnosticScenarios";
+
     /// <summary>The meters exported: the runtime's (thread pool, CPU, GC), ASP.NET Core's request duration, and the app's own.</summary>
     public static IReadOnlyList<string> Meters { get; } = ["System.Runtime", "Microsoft.AspNetCore.Hosting", HealthMetrics.MeterName, SqlScenarioMetrics.MeterName];
 
@@ -24,14 +27,23 @@ public static class MetricsExportRegistration
 
         var scrape = new PrometheusScrape();
         services.AddSingleton(scrape);
-        services.AddOpenTelemetry().WithMetrics(metrics =>
-        {
-            metrics.AddMeter([.. Meters]).AddReader(scrape.Reader);
-            if (!string.IsNullOrEmpty(configuration[MetricsExportOptions.OtlpEndpointKey]))
+        services.AddOpenTelemetry()
+            .ConfigureResource(resource =>
             {
-                metrics.AddOtlpExporter();
-            }
-        });
+                // The SDK would name it unknown_service:dotnet; OTEL_SERVICE_NAME, when set, names it instead.
+                if (string.IsNullOrEmpty(configuration[MetricsExportOptions.ServiceNameKey]))
+                {
+                    resource.AddService(ServiceName);
+                }
+            })
+            .WithMetrics(metrics =>
+            {
+                metrics.AddMeter([.. Meters]).AddReader(scrape.Reader);
+                if (!string.IsNullOrEmpty(configuration[MetricsExportOptions.OtlpEndpointKey]))
+                {
+                    metrics.AddOtlpExporter();
+                }
+            });
         return services;
     }
 }
