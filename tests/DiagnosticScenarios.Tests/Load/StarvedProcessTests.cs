@@ -90,7 +90,8 @@ public sealed class StarvedProcessTests(ITestOutputHelper output)
         output.WriteLine($"ping before SIGTERM: {Describe(starved)}; exited {Describe(exitedAfter)} after SIGTERM\n{Tail(server.Output)}");
         Assert.True(starved is null, $"ping answered in {starved} before SIGTERM: the pool was not starved, so this test proves nothing");
         // The watchdog ends the process at the shutdown timeout; one second more is the exit itself on a busy machine.
-        // Measured with a 3 s timeout: 3025 to 3253 ms in six runs.
+        // Measured with a 3 s timeout: 3025 to 3253 ms in six runs; with the metrics export, whose ProcessExit handler
+        // holds Environment.Exit until the watchdog's 250 ms grace kills the process, 3305 to 3315 ms in three.
         Assert.True(exitedAfter < ShutdownTimeout + TimeSpan.FromSeconds(1), $"the process took {Describe(exitedAfter)} to end after SIGTERM; the shutdown timeout is {ShutdownTimeout.TotalSeconds:0} s");
     }
 
