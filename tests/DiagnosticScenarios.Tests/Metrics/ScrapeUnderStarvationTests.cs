@@ -39,7 +39,7 @@ public sealed class ScrapeUnderStarvationTests(ITestOutputHelper output)
                 scrapes.Add(await ScrapeAsync(scraper));
             }
 
-            ping = await PingAsync(app);
+            ping = await Ping.AnswerTimeAsync(app, ScrapeTimeout);
         }
         finally
         {
@@ -93,21 +93,5 @@ public sealed class ScrapeUnderStarvationTests(ITestOutputHelper output)
         var took = clock.Elapsed;
         var line = text.Split('\n').Single(l => l.StartsWith(StarvationRulePrometheus.QueueLength + "{", StringComparison.Ordinal));
         return (took, long.Parse(line[(line.LastIndexOf(' ') + 1)..], CultureInfo.InvariantCulture));
-    }
-
-    // How long ping took through Kestrel, or null when it did not answer within the scrape timeout.
-    private static async Task<TimeSpan?> PingAsync(HttpClient app)
-    {
-        using var patience = new CancellationTokenSource(ScrapeTimeout);
-        var clock = Stopwatch.StartNew();
-        try
-        {
-            using var response = await app.GetAsync(new Uri("api/diagscenario/ping", UriKind.Relative), patience.Token);
-            return clock.Elapsed;
-        }
-        catch (OperationCanceledException) when (patience.IsCancellationRequested)
-        {
-            return null;
-        }
     }
 }
