@@ -7,6 +7,8 @@
 # of the server's CPU its detection threads took (the probe and the sampler, by thread name, from /proc/PID/task).
 # Usage: scripts/health-overhead-saturation.sh [pairs=3] [duration=10s] [connections=64]
 # APP_DIR=path runs an app already built there instead of building Release.
+# SWITCH=MetricsExport__Enabled flips the metrics export alone instead of the whole health feature; SCRAPE=1 scrapes
+# the live page's /metrics once a second on both sides while the load runs, as Prometheus would (the off side answers 404).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/server-common.sh
@@ -37,26 +39,32 @@ detection_ticks() { # user + system clock ticks of process $1's detection thread
   echo "$total"
 }
 
+switch=${SWITCH:-ThreadPoolHealth__Enabled}
+
 run() { # $1 = true|false
-  DOTNET_PROCESSOR_COUNT=2 ThreadPoolHealth__Enabled=$1 dotnet "$APP_DIR/DiagnosticScenarios.dll" --urls "http://127.0.0.1:$port" --contentRoot "$PWD/src/DiagnosticScenarios" >/dev/null 2>&1 &
+  local live_page scraper=""
+  live_page=$(free_port)
+  env DOTNET_PROCESSOR_COUNT=2 "$switch=$1" LivePage__Port="$live_page" dotnet "$APP_DIR/DiagnosticScenarios.dll" --urls "http://127.0.0.1:$port" --contentRoot "$PWD/src/DiagnosticScenarios" >/dev/null 2>&1 &
   local pid=$!
   wait_until_answering "http://127.0.0.1:$port" || { kill "$pid"; exit 1; }
   # A warm-up so both sides are measured after JIT and connection set-up: after 2 s, tiered compilation still took
   # about 5 % of the server's CPU in the measured run.
   wrk -t 2 -c "$connections" -d 5s "$url" >/dev/null
   local before after detection_before detection_after out rps requests cpu_us detection_pct
+  if [[ -n "${SCRAPE:-}" ]]; then scrape_every_second "$live_page" & scraper=$!; fi
   before=$(cpu_ticks "$pid")
   detection_before=$(detection_ticks "$pid")
   out=$(wrk -t 2 -c "$connections" -d "$duration" "$url")
   after=$(cpu_ticks "$pid")
   detection_after=$(detection_ticks "$pid")
+  if [[ -n "$scraper" ]]; then kill "$scraper"; wait "$scraper" 2>/dev/null || true; fi
   kill "$pid"; wait "$pid" 2>/dev/null || true
   rps=$(awk '/^Requests\/sec:/ {print $2}' <<<"$out")
   requests=$(awk '/requests in/ {print $1}' <<<"$out")
   cpu_us=$(python3 -c "print(round(($after - $before) * 1e6 / $(getconf CLK_TCK) / $requests, 2))")
   detection_pct=$(python3 -c "print(round(100 * ($detection_after - $detection_before) / max(1, $after - $before), 2))")
   echo "$1 $rps $cpu_us" >>"$results"
-  printf 'enabled=%-5s %10s req/s  %6s us CPU per request  detection threads %5s %% of its CPU\n' "$1" "$rps" "$cpu_us" "$detection_pct"
+  printf '%s=%-5s %10s req/s  %6s us CPU per request  detection threads %5s %% of its CPU\n' "$switch" "$1" "$rps" "$cpu_us" "$detection_pct"
 }
 
 for _ in $(seq "$pairs"); do run true; run false; done

@@ -14,3 +14,8 @@ wait_until_answering() {
   echo "the server at $1 did not answer ping within 10 s" >&2
   return 1
 }
+
+# Scrapes the live page's /metrics at port $1 once a second, as Prometheus would, until killed.
+scrape_every_second() {
+  while sleep 1; do curl -s -o /dev/null "http://127.0.0.1:$1/metrics" || true; done
+}

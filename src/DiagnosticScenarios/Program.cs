@@ -4,6 +4,7 @@ using DiagnosticScenarios.Controls;
 using DiagnosticScenarios.Detection;
 using DiagnosticScenarios.Infrastructure;
 using DiagnosticScenarios.LivePage;
+using DiagnosticScenarios.Metrics;
 using DiagnosticScenarios.Scenarios;
 using DiagnosticScenarios.Sql;
 using DiagnosticScenarios.StackCapture;
@@ -24,6 +25,9 @@ builder.Services.AddBlockingScenarios();
 
 // Detection: the queue-delay probe, the injection listener, per-endpoint attribution, the meter, the starvation detector.
 builder.Services.AddDetection(builder.Configuration);
+
+// Metrics out: OpenTelemetry's SDK, scraped at the live page's /metrics, and OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set.
+builder.Services.AddMetricsExport(builder.Configuration);
 
 // The controls behind one gate: the SetMinThreads workaround, the load launch; the shutdown watchdog.
 builder.Services.AddControls(builder.Configuration);

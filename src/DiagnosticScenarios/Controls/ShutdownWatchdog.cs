@@ -1,3 +1,4 @@
+using System.Diagnostics;
 using System.Runtime.InteropServices;
 using Microsoft.Extensions.Options;
 
@@ -12,6 +13,11 @@ public sealed partial class ShutdownWatchdog(IOptions<HostOptions> hostOptions, 
 {
     /// <summary>The exit code of a stop the host could not finish in time.</summary>
     public const int ForcedExitCode = 3;
+
+    // How long Environment.Exit may take before the process kills itself (SIGKILL, so another exit code): its ProcessExit
+    // handlers run first, and one that waits on the starved pool holds it forever. OpenTelemetry's SDK registers one that
+    // waits for a task of its own (1.20.1, self-diagnostics), which the metrics export brings in.
+    private static readonly TimeSpan ExitGrace = TimeSpan.FromMilliseconds(250);
 
     private readonly List<PosixSignalRegistration> _registrations = [];
     private int _armed;
@@ -50,8 +56,16 @@ public sealed partial class ShutdownWatchdog(IOptions<HostOptions> hostOptions, 
         {
             Thread.Sleep(timeout);
             LogForced(logger, timeout.TotalSeconds);
+            new Thread(KillAfterGrace, maxStackSize: 256 * 1024) { Name = "shutdown-watchdog kill", IsBackground = true }.Start();
             Environment.Exit(ForcedExitCode);
         }, maxStackSize: 256 * 1024) { Name = "shutdown-watchdog", IsBackground = true }.Start();
+    }
+
+    private static void KillAfterGrace()
+    {
+        Thread.Sleep(ExitGrace);
+        using var self = Process.GetCurrentProcess();
+        self.Kill();
     }
 
     [LoggerMessage(EventId = 5201, Level = LogLevel.Information, Message = "Stopping: the process ends within the shutdown timeout of {TimeoutSeconds} s")]

@@ -6,6 +6,7 @@ using DiagnosticScenarios.Catalogue;
 using DiagnosticScenarios.Controls;
 using DiagnosticScenarios.Detection;
 using DiagnosticScenarios.Infrastructure;
+using DiagnosticScenarios.Metrics;
 using DiagnosticScenarios.StackCapture;
 using Microsoft.AspNetCore.Hosting.Server;
 using Microsoft.AspNetCore.Hosting.Server.Features;
@@ -18,7 +19,7 @@ namespace DiagnosticScenarios.LivePage;
 /// <summary>
 /// The live page and everything it reads, served on threads of the app's own (<see cref="ThreadedHttpServer"/>), never
 /// through the thread pool it reports on: the page, <c>/api/threadpool</c>, its event stream, the catalogue, the load
-/// run and the latest stack capture. So the page stays live, and opens, while the pool is starved: through Kestrel every
+/// run, the latest stack capture and the Prometheus scrape (<c>/metrics</c>). So the page stays live, and opens, while the pool is starved: through Kestrel every
 /// sample waited in the starved queue, up to ten seconds and more. The controls stay on the app itself (they change it);
 /// the page calls them there, admitted by the gate and a CORS policy for this origin alone.
 /// </summary>
@@ -33,7 +34,8 @@ public sealed partial class LivePageServer(
     AllowedHosts allowedHosts,
     IOptionsMonitor<ControlGateOptions> gate,
     IHostApplicationLifetime lifetime,
-    ILogger<LivePageServer> logger) : IHostedService, IDisposable
+    ILogger<LivePageServer> logger,
+    PrometheusScrape? metrics = null) : IHostedService, IDisposable
 {
     // A browser opens up to six connections to a page's origin; a few pages and a curl of the stream fit.
     private const int MaxConnections = 32;
@@ -116,6 +118,9 @@ public sealed partial class LivePageServer(
             case "/api/scenarios":
                 Json(exchange, 200, CatalogueAnswer.Current);
                 break;
+            case "/metrics":
+                Metrics(exchange);
+                break;
             default:
                 StaticFile(exchange, request.Path == "/" ? "/index.html" : request.Path);
                 break;
@@ -156,6 +161,23 @@ public sealed partial class LivePageServer(
 
         var (status, body) = data.LatestCapture();
         Json(exchange, status, body, status == 200 ? "application/json" : "application/problem+json");
+    }
+
+    // Read-only like the page's data, and behind the same Host check; no CORS header, so a foreign page cannot read it.
+    private void Metrics(HttpExchange exchange)
+    {
+        if (metrics is null)
+        {
+            Problem(exchange, 404, "Not Found", "The metrics export is off (MetricsExport:Enabled is false).");
+        }
+        else if (metrics.Collect() is { } text)
+        {
+            exchange.Respond(200, PrometheusText.ContentType, text);
+        }
+        else
+        {
+            Problem(exchange, 503, "Service Unavailable", "The metrics were not collected: OpenTelemetry's meter provider has not started, or its collection failed.");
+        }
     }
 
     // Server-sent events as GET /api/threadpool/stream frames them: one `sample` event a second, its sequence as the id,

@@ -4,6 +4,7 @@ using System.Net.Http.Json;
 using System.Text.Json;
 using DiagnosticScenarios.Controls;
 using DiagnosticScenarios.LoadRunner.Server;
+using DiagnosticScenarios.Tests.Metrics;
 using DiagnosticScenarios.Tests.ThreadPoolHealth;
 
 namespace DiagnosticScenarios.Tests.Observed;
@@ -171,6 +172,18 @@ public sealed class ObservedRuns : IAsyncLifetime
         if (plan.RecordsWaits)
         {
             observers.Add(new WaitsTraceObserver());
+        }
+
+        if (plan.Scraped)
+        {
+            if (PrometheusTools.Server is not null)
+            {
+                observers.Add(new PrometheusObserver());
+            }
+            else
+            {
+                failures.Add($"Prometheus was not attached: {PrometheusFactAttribute.Install}.");
+            }
         }
 
         if (plan.Watched)

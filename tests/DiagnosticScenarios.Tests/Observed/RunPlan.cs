@@ -31,6 +31,7 @@ internal sealed record RunPlan(string Scenario, int LoadSeconds, RunEnd End)
         Watched = true,
         CapturesStacksAfterTheLoad = true,
         RecordsWaits = true,
+        Scraped = true,
     };
 
     /// <summary>
@@ -41,7 +42,7 @@ internal sealed record RunPlan(string Scenario, int LoadSeconds, RunEnd End)
     public static RunPlan TaskSleepWait { get; } = new("diagscenario/tasksleepwait", 10, RunEnd.ServerDisposed) { RecordsMetrics = true };
 
     /// <summary>The healthy control, as long as the taskwait run: nothing may fire.</summary>
-    public static RunPlan TaskAsyncWait { get; } = new("diagscenario/taskasyncwait", 20, RunEnd.RunnerExits) { Watched = true };
+    public static RunPlan TaskAsyncWait { get; } = new("diagscenario/taskasyncwait", 20, RunEnd.RunnerExits) { Watched = true, Scraped = true };
 
     /// <summary>The endpoint's route, as the app's figures and log name it.</summary>
     public string Route => $"/api/{Scenario}";
@@ -51,6 +52,9 @@ internal sealed record RunPlan(string Scenario, int LoadSeconds, RunEnd End)
 
     /// <summary>Whether dotnet-trace records the runtime's wait events once the load has started, for the CLI's <c>waits</c> to read.</summary>
     public bool RecordsWaits { get; init; }
+
+    /// <summary>Whether a real Prometheus scrapes the live page and evaluates the shipped alert rules during the run.</summary>
+    public bool Scraped { get; init; }
 
     /// <summary>Whether the diagnosis CLI's <c>watch</c> watches the run for starvation.</summary>
     public bool Watched { get; init; }

@@ -1,0 +1,51 @@
+using DiagnosticScenarios.Detection;
+using DiagnosticScenarios.Sql;
+using OpenTelemetry.Metrics;
+using OpenTelemetry.Resources;
+
+namespace DiagnosticScenarios.Metrics;
+
+public static class MetricsExportRegistration
+{
+    private const string ServiceName = "DiagnosticScenarios";
+
+    /// <summary>The meters exported: the runtime's (thread pool, CPU, GC), ASP.NET Core's request duration, and the app's own.</summary>
+    public static IReadOnlyList<string> Meters { get; } = ["System.Runtime", "Microsoft.AspNetCore.Hosting", HealthMetrics.MeterName, SqlScenarioMetrics.MeterName];
+
+    /// <summary>
+    /// OpenTelemetry's SDK over <see cref="Meters"/>: a Prometheus scrape (<see cref="PrometheusScrape"/>, served by the
+    /// live page's server at <c>/metrics</c>), and OTLP when <c>OTEL_EXPORTER_OTLP_ENDPOINT</c> is set (the exporter reads
+    /// the standard <c>OTEL_*</c> settings itself). Nothing when <c>ThreadPoolHealth:Enabled</c> or <c>MetricsExport:Enabled</c>
+    /// is false.
+    /// </summary>
+    public static IServiceCollection AddMetricsExport(this IServiceCollection services, IConfiguration configuration)
+    {
+        if (!ThreadPoolHealthOptions.IsEnabled(configuration) || !MetricsExportOptions.IsEnabled(configuration))
+        {
+            return services;
+        }
+
+        var scrape = new PrometheusScrape();
+        services.AddSingleton(scrape);
+        services.AddOpenTelemetry()
+            .ConfigureResource(resource =>
+            {
+                // The SDK would name it unknown_service:dotnet; OTEL_SERVICE_NAME, when set, names it instead.
+                if (string.IsNullOrEmpty(configuration[MetricsExportOptions.ServiceNameKey]))
+                {
+                    resource.AddService(ServiceName);
+                }
+            })
+            .WithMetrics(metrics =>
+            {
+                // ASP.NET Core's meter for its request duration alone: its active-request count costs two more
+                // recordings on every request and says nothing the app's own holding gauge does not.
+                metrics.AddMeter([.. Meters]).AddView("http.server.active_requests", MetricStreamConfiguration.Drop).AddReader(scrape.Reader);
+                if (!string.IsNullOrEmpty(configuration[MetricsExportOptions.OtlpEndpointKey]))
+                {
+                    metrics.AddOtlpExporter();
+                }
+            });
+        return services;
+    }
+}

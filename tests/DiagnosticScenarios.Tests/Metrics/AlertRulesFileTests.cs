@@ -1,0 +1,25 @@
+using DiagnosticScenarios.Diagnosis;
+
+namespace DiagnosticScenarios.Tests.Metrics;
+
+/// <summary>The shipped alert is the starvation rule: a change to the rule or its durations must regenerate the file.</summary>
+public sealed class AlertRulesFileTests
+{
+    /// <summary>Set to 1 (never under CI) to write the rendered rules over the committed file instead of failing.</summary>
+    private const string WriteVariable = "DIAGNOSTICSCENARIOS_WRITE_ALERTS";
+
+    [Fact]
+    public void CommittedAlertRules_AreWhatTheStarvationRuleRenders_WithTheShippedDurations()
+    {
+        var rendered = StarvationRule.Default.ToPrometheusRules(PrometheusRuleDurations.Shipped);
+        var path = MonitoringFiles.AlertRules;
+        if (Environment.GetEnvironmentVariable(WriteVariable) == "1" && !Requirements.IsCi)
+        {
+            File.WriteAllText(path, rendered);
+        }
+
+        Assert.True(File.ReadAllText(path).ReplaceLineEndings("\n") == rendered,
+            $"{path} is not what StarvationRule.Default.ToPrometheusRules(PrometheusRuleDurations.Shipped) renders; rewrite it with "
+            + $"`{WriteVariable}=1 dotnet test --filter {nameof(AlertRulesFileTests)}` and commit it. Rendered:\n{rendered}");
+    }
+}

@@ -1,0 +1,49 @@
+using DiagnosticScenarios.LivePage;
+using Microsoft.AspNetCore.Builder;
+using Microsoft.AspNetCore.Http;
+using Microsoft.Extensions.DependencyInjection;
+using OpenTelemetry.Metrics;
+
+namespace DiagnosticScenarios.Tests.Metrics;
+
+/// <summary>
+/// The app writes its scrape itself (OpenTelemetry's Prometheus exporter queues each collection to the thread pool, so it
+/// cannot answer while the pool starves), in the exporter's own names, so the shipped alert rules read the same series
+/// whichever of the two a reader scrapes: checked here against the exporter on the same meter provider.
+/// </summary>
+public sealed class ExporterCompatibilityTests(InProcessApp factory) : IClassFixture<InProcessApp>
+{
+    [Fact]
+    public async Task Scrape_NamesEverySeriesAsOpenTelemetrysPrometheusExporterDoes()
+    {
+        using var app = factory.WithWebHostBuilder(builder =>
+            builder.ConfigureServices(services => services.ConfigureOpenTelemetryMeterProvider(metrics => metrics.AddPrometheusExporter())));
+        using var client = app.CreateClient();
+        (await client.GetAsync(new Uri("/api/diagscenario/taskasyncwait?delayMs=0", UriKind.Relative)).DefaultTimeout()).EnsureSuccessStatusCode();
+        var port = app.Services.GetRequiredService<LivePageServer>().Port!.Value;
+        using var livePage = new HttpClient { BaseAddress = new Uri($"http://127.0.0.1:{port}/"), Timeout = TimeoutExtensions.Default };
+        var exporter = new ApplicationBuilder(app.Services).UseOpenTelemetryPrometheusScrapingEndpoint(_ => true).Build();
+
+        var ours = Series(await livePage.GetStringAsync(new Uri("metrics", UriKind.Relative)).DefaultTimeout());
+        var theirs = Series(await ScrapeAsync(exporter, app.Services));
+
+        var onlyTheirs = theirs.Except(ours, StringComparer.Ordinal).ToList();
+        var onlyOurs = ours.Except(theirs, StringComparer.Ordinal).ToList();
+        Assert.NotEmpty(theirs);
+        Assert.True(onlyTheirs.Count == 0 && onlyOurs.Count == 0 && ours.Count == theirs.Count,
+            $"only the exporter's:\n{string.Join('\n', onlyTheirs)}\nonly ours:\n{string.Join('\n', onlyOurs)}\n({theirs.Count} series against our {ours.Count})");
+    }
+
+    // Each series' name and labels, its value left out: the two scrapes are two collections a moment apart.
+    private static List<string> Series(string text) =>
+        [.. text.Split('\n').Where(l => l.Length > 0 && !l.StartsWith('#') && !l.StartsWith("target_info", StringComparison.Ordinal)).Select(l => l[..l.LastIndexOf(' ')])];
+
+    private static async Task<string> ScrapeAsync(RequestDelegate exporter, IServiceProvider services)
+    {
+        var context = new DefaultHttpContext { RequestServices = services };
+        using var body = new MemoryStream();
+        context.Response.Body = body;
+        await exporter(context).DefaultTimeout();
+        return System.Text.Encoding.UTF8.GetString(body.ToArray());
+    }
+}

@@ -1,0 +1,44 @@
+using DiagnosticScenarios.Tests.Load;
+using DiagnosticScenarios.Tests.Observed;
+using Xunit.Abstractions;
+
+namespace DiagnosticScenarios.Tests.Metrics;
+
+/// <summary>
+/// The shipped alert, live: a real Prometheus, configured from monitoring/, scrapes the live page of the shared observed
+/// runs every second (a fresh server, two processors, 125 connections for 20 s from the page's Start load) and evaluates
+/// monitoring/alerts.yml. Under taskwait the alert fires within a minute of the load's start; under taskasyncwait, the
+/// same load, it never leaves inactive.
+/// </summary>
+[Collection(LoadCollectionDefinition.Name)]
+[Trait(TestCategory.Name, TestCategory.Load)]
+public sealed class LiveAlertTests(ObservedRuns runs, ITestOutputHelper output)
+{
+    private static readonly TimeSpan FiresWithin = TimeSpan.FromMinutes(1);
+
+    [PrometheusFact]
+    public async Task Alert_ReachesFiringWithinAMinute_UnderTaskWaitAt125Connections()
+    {
+        var run = await runs.RunAsync(RunPlan.TaskWait);
+
+        var history = run.Record<AlertHistory>();
+
+        output.WriteLine($"{run}\n{history}");
+        Assert.True(history.FirstFiring is { } firing && firing - run.LoadStartedAt < FiresWithin,
+            $"the alert did not fire within {FiresWithin.TotalSeconds:0} s of the load's start at {run.LoadStartedAt:HH:mm:ss}: {history}");
+        output.WriteLine($"fired {(history.FirstFiring!.Value - run.LoadStartedAt).TotalSeconds:0.0} s after the load started");
+    }
+
+    [PrometheusFact]
+    public async Task Alert_NeverLeavesInactive_UnderTaskAsyncWaitAt125Connections()
+    {
+        var run = await runs.RunAsync(RunPlan.TaskAsyncWait);
+
+        var history = run.Record<AlertHistory>();
+
+        output.WriteLine($"{run}\n{history}");
+        Assert.True(history.States.Count == 0, history.ToString());
+        // Quiet from before the load started to after it ended, not merely late to the run.
+        Assert.True(history.WatchStartedAt <= run.LoadStartedAt, $"Prometheus started watching at {history.WatchStartedAt:HH:mm:ss.fff}, after the load");
+    }
+}

@@ -1,0 +1,19 @@
+using System.Runtime.CompilerServices;
+
+namespace DiagnosticScenarios.Tests.Metrics;
+
+/// <summary>A test that runs Debian's Prometheus server or its promtool.</summary>
+public sealed class PrometheusFactAttribute : FactAttribute
+{
+    public const string Install = "needs prometheus and promtool on PATH: apt-get install prometheus";
+
+    public PrometheusFactAttribute([CallerMemberName] string test = "") =>
+        Requirements.SkipUnless(this, PrometheusTools.Server is not null && PrometheusTools.Promtool is not null, Install, test);
+}
+
+internal static class PrometheusTools
+{
+    public static string? Server => Requirements.OnPath("prometheus");
+
+    public static string? Promtool => Requirements.OnPath("promtool");
+}

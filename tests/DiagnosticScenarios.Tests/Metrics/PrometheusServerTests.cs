@@ -1,0 +1,43 @@
+using System.Globalization;
+using DiagnosticScenarios.Diagnosis;
+using DiagnosticScenarios.LivePage;
+using Microsoft.Extensions.DependencyInjection;
+
+namespace DiagnosticScenarios.Tests.Metrics;
+
+/// <summary>A real Prometheus, configured from the shipped files, scraping the live page of the app in the test host.</summary>
+public sealed class PrometheusServerTests(InProcessApp factory) : IClassFixture<InProcessApp>
+{
+    private static readonly TimeSpan Patience = TimeSpan.FromSeconds(20);
+
+    [PrometheusFact]
+    public async Task Prometheus_ReadsBackTheAlertsInputsAndRecordedRules_FromTheLivePagesScrape()
+    {
+        var port = factory.Services.GetRequiredService<LivePageServer>().Port!.Value;
+        await using var prometheus = await PrometheusServer.StartAsync(new Uri($"http://127.0.0.1:{port}/"), PrometheusWatch.Interval);
+
+        // The recorded rules need two scrapes (rate()); the inputs are there from the first.
+        var read = new Dictionary<string, double>();
+        var deadline = DateTime.UtcNow + Patience;
+        string[] wanted = [.. StarvationRulePrometheus.InputMetrics, StarvationRulePrometheus.QueuedSecondsOfWork, StarvationRulePrometheus.CpuPercent];
+        while (read.Count < wanted.Length && DateTime.UtcNow < deadline)
+        {
+            foreach (var metric in wanted.Where(m => !read.ContainsKey(m)))
+            {
+                var result = await prometheus.QueryAsync($"sum({metric})");
+                if (result.GetArrayLength() == 1)
+                {
+                    read[metric] = double.Parse(result[0].GetProperty("value")[1].GetString()!, CultureInfo.InvariantCulture);
+                }
+            }
+
+            await Task.Delay(PrometheusWatch.Interval / 2);
+        }
+
+        var summary = string.Join(", ", read.Select(r => $"{r.Key} {r.Value}"));
+        Assert.True(read.Count == wanted.Length, $"Prometheus read back only {summary}\n{prometheus.Output}");
+        Assert.True(read[StarvationRulePrometheus.ThreadCount] >= 1, summary);
+        Assert.True(read[StarvationRulePrometheus.CpuCount] == Environment.ProcessorCount, summary);
+        Assert.True(read[StarvationRulePrometheus.CpuPercent] is >= 0 and <= 100, summary);
+    }
+}

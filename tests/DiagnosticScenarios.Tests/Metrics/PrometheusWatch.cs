@@ -1,0 +1,104 @@
+using System.Globalization;
+using System.Text;
+using System.Text.Json;
+using DiagnosticScenarios.Diagnosis;
+
+namespace DiagnosticScenarios.Tests.Metrics;
+
+/// <summary>
+/// A real Prometheus watching a run: started before the load, scraping the app's live page (<c>/metrics</c>) every second
+/// and evaluating the shipped alert every second; stopped after the load, handing back the alert's state history from the
+/// <c>ALERTS</c> series Prometheus itself recorded, with the alert's inputs over the run for the failure message.
+/// </summary>
+internal sealed class PrometheusWatch : IAsyncDisposable
+{
+    /// <summary>The interval the shipped rules are written for, and the test's scrape and evaluation interval.</summary>
+    public static readonly TimeSpan Interval = PrometheusRuleDurations.Shipped.ScrapeInterval;
+
+    private static readonly TimeSpan FirstScrapePatience = TimeSpan.FromSeconds(20);
+
+    private readonly PrometheusServer _prometheus;
+    private readonly DateTimeOffset _startedAt;
+
+    private PrometheusWatch(PrometheusServer prometheus, DateTimeOffset startedAt)
+    {
+        _prometheus = prometheus;
+        _startedAt = startedAt;
+    }
+
+    /// <summary>Starts Prometheus on the live page at <paramref name="livePage"/> and returns once it holds the alert's inputs.</summary>
+    public static async Task<PrometheusWatch> StartAsync(Uri livePage)
+    {
+        var startedAt = DateTimeOffset.UtcNow;
+        var prometheus = await PrometheusServer.StartAsync(livePage, Interval);
+        try
+        {
+            var deadline = DateTime.UtcNow + FirstScrapePatience;
+            while ((await prometheus.QueryAsync($"{StarvationRulePrometheus.QueueLength} and {StarvationRulePrometheus.ThreadCount}")).GetArrayLength() == 0)
+            {
+                if (DateTime.UtcNow > deadline)
+                {
+                    throw new TimeoutException($"Prometheus held no series of {livePage}metrics after {FirstScrapePatience.TotalSeconds:0} s:\n{prometheus.Output}");
+                }
+
+                await Task.Delay(Interval / 2);
+            }
+
+            return new PrometheusWatch(prometheus, startedAt);
+        }
+        catch
+        {
+            await prometheus.DisposeAsync();
+            throw;
+        }
+    }
+
+    /// <summary>Reads the alert's history and the inputs since the watch started, then stops Prometheus.</summary>
+    public async Task<AlertHistory> StopAsync()
+    {
+        // The evaluation that follows the last scrape.
+        await Task.Delay(Interval);
+        var end = DateTimeOffset.UtcNow;
+        var states = new List<AlertState>();
+        foreach (var series in (await _prometheus.QueryRangeAsync($"ALERTS{{alertname=\"{StarvationRulePrometheus.AlertName}\"}}", _startedAt, end)).EnumerateArray())
+        {
+            var state = series.GetProperty("metric").GetProperty("alertstate").GetString()!;
+            states.AddRange(series.GetProperty("values").EnumerateArray().Select(v => new AlertState(At(v), state)));
+        }
+
+        var inputs = new StringBuilder();
+        foreach (var (label, promql) in new[]
+        {
+            ("queue", StarvationRulePrometheus.QueueLength),
+            ("threads", StarvationRulePrometheus.ThreadCount),
+            ("queued s of work", StarvationRulePrometheus.QueuedSecondsOfWork),
+            ("CPU %", StarvationRulePrometheus.CpuPercent),
+        })
+        {
+            var values = (await _prometheus.QueryRangeAsync(promql, _startedAt, end)).EnumerateArray().SelectMany(s => s.GetProperty("values").EnumerateArray())
+                .Select(v => double.Parse(v[1].GetString()!, CultureInfo.InvariantCulture).ToString("0.#", CultureInfo.InvariantCulture));
+            inputs.Append(label).Append(": ").AppendJoin(' ', values).Append('\n');
+        }
+
+        return new AlertHistory(_startedAt, [.. states.OrderBy(s => s.At)], inputs.ToString());
+    }
+
+    public ValueTask DisposeAsync() => _prometheus.DisposeAsync();
+
+    private static DateTimeOffset At(JsonElement point) => DateTimeOffset.FromUnixTimeMilliseconds((long)(point[0].GetDouble() * 1000));
+}
+
+/// <summary>The alert as Prometheus recorded it: every evaluation at which it was pending or firing, oldest first.</summary>
+/// <param name="WatchStartedAt">When Prometheus started watching.</param>
+/// <param name="States">Each second the alert was pending or firing; empty when it never left inactive.</param>
+/// <param name="Inputs">The alert's inputs, one per second, for a failure message.</param>
+internal sealed record AlertHistory(DateTimeOffset WatchStartedAt, IReadOnlyList<AlertState> States, string Inputs)
+{
+    public DateTimeOffset? FirstFiring => States.FirstOrDefault(s => s.State == "firing")?.At;
+
+    public override string ToString() =>
+        $"alert {(States.Count == 0 ? "never left inactive" : string.Join(", ", States.Select(s => $"{s.State} {s.At:HH:mm:ss}")))}\n{Inputs}";
+}
+
+/// <summary>The alert's state at one evaluation.</summary>
+internal sealed record AlertState(DateTimeOffset At, string State);

@@ -1,0 +1,68 @@
+using System.Net;
+using DiagnosticScenarios.Diagnosis;
+using DiagnosticScenarios.LivePage;
+using Microsoft.AspNetCore.Mvc.Testing;
+using Microsoft.Extensions.DependencyInjection;
+
+namespace DiagnosticScenarios.Tests.Metrics;
+
+/// <summary>The Prometheus scrape at the live page's <c>/metrics</c>, in the test host.</summary>
+public sealed class ScrapeEndpointTests(InProcessApp factory) : IClassFixture<InProcessApp>
+{
+    [Fact]
+    public async Task Scrape_HasTheAlertsInputsTheAppsMeterAndRequestDurations_OnTheLivePagesServer()
+    {
+        using var app = factory.CreateClient();
+        (await app.GetAsync(new Uri("/api/diagscenario/taskasyncwait?delayMs=0", UriKind.Relative)).DefaultTimeout()).EnsureSuccessStatusCode();
+        using var livePage = LivePageClient(factory);
+
+        using var response = await livePage.GetAsync(new Uri("/metrics", UriKind.Relative)).DefaultTimeout();
+        var text = await response.Content.ReadAsStringAsync().DefaultTimeout();
+
+        Assert.Equal(HttpStatusCode.OK, response.StatusCode);
+        Assert.Equal("text/plain; version=0.0.4; charset=utf-8", response.Content.Headers.ContentType?.ToString());
+        var series = text.Split('\n').Where(l => l.Length > 0 && !l.StartsWith('#')).ToList();
+        foreach (var input in StarvationRulePrometheus.InputMetrics)
+        {
+            Assert.Contains(series, s => s.StartsWith(input + "{otel_scope_name=\"System.Runtime\"", StringComparison.Ordinal));
+        }
+
+        Assert.Contains("# TYPE diagnosticscenarios_threadpool_queue_delay_milliseconds histogram", text, StringComparison.Ordinal);
+        Assert.Contains(series, s => s.StartsWith("diagnosticscenarios_threadpool_injections_total{otel_scope_name=\"DiagnosticScenarios\",reason=\"cooperative_blocking\"} ", StringComparison.Ordinal));
+        Assert.Contains(series, s => s.StartsWith("http_server_request_duration_seconds_bucket{", StringComparison.Ordinal)
+            && s.Contains("http_route=\"api/diagscenario/taskasyncwait\"", StringComparison.Ordinal) && s.Contains("le=\"+Inf\"} ", StringComparison.Ordinal));
+        Assert.Contains(series, s => s.StartsWith("target_info{", StringComparison.Ordinal) && s.Contains("service_name=\"DiagnosticScenarios\"", StringComparison.Ordinal));
+    }
+
+    [Fact]
+    public async Task Scrape_RefusesAForeignHost_AndSendsNoCorsHeader()
+    {
+        using var livePage = LivePageClient(factory);
+        using var foreign = new HttpRequestMessage(HttpMethod.Get, "/metrics") { Headers = { Host = "attacker.example" } };
+        using var fromAPage = new HttpRequestMessage(HttpMethod.Get, "/metrics") { Headers = { { "Origin", "http://attacker.example" } } };
+
+        using var refused = await livePage.SendAsync(foreign).DefaultTimeout();
+        using var answered = await livePage.SendAsync(fromAPage).DefaultTimeout();
+
+        Assert.Equal(HttpStatusCode.BadRequest, refused.StatusCode);
+        Assert.Equal(HttpStatusCode.OK, answered.StatusCode);
+        Assert.DoesNotContain(answered.Headers, h => h.Key.StartsWith("Access-Control-", StringComparison.OrdinalIgnoreCase));
+    }
+
+    [Fact]
+    public async Task Scrape_IsNotFound_WhenTheExportIsOff()
+    {
+        using var off = factory.With(("MetricsExport:Enabled", "false"));
+        using var livePage = LivePageClient(off);
+
+        using var response = await livePage.GetAsync(new Uri("/metrics", UriKind.Relative)).DefaultTimeout();
+
+        Assert.Equal(HttpStatusCode.NotFound, response.StatusCode);
+    }
+
+    private static HttpClient LivePageClient(WebApplicationFactory<Program> app)
+    {
+        var port = app.Services.GetRequiredService<LivePageServer>().Port ?? throw new InvalidOperationException("The live page's server is not listening.");
+        return new HttpClient { BaseAddress = new Uri($"http://127.0.0.1:{port}/"), Timeout = TimeoutExtensions.Default };
+    }
+}

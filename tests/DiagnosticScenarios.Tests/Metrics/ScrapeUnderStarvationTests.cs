@@ -1,0 +1,97 @@
+using System.Diagnostics;
+using System.Globalization;
+using System.Net.Http.Json;
+using System.Text.Json;
+using DiagnosticScenarios.Diagnosis;
+using DiagnosticScenarios.LoadRunner.Server;
+using DiagnosticScenarios.Tests.Load;
+using DiagnosticScenarios.Tests.ThreadPoolHealth;
+using Xunit.Abstractions;
+
+namespace DiagnosticScenarios.Tests.Metrics;
+
+/// <summary>The scrape needs no thread-pool thread: it answers while the pool is starved, when Prometheus needs it most.</summary>
+[Collection(LoadCollectionDefinition.Name)]
+[Trait(TestCategory.Name, TestCategory.Load)]
+public sealed class ScrapeUnderStarvationTests(ITestOutputHelper output)
+{
+    // Prometheus's scrape timeout at the shipped one-second interval.
+    private static readonly TimeSpan ScrapeTimeout = TimeSpan.FromSeconds(1);
+
+    [Fact]
+    public async Task Scrape_AnswersWithinItsTimeout_WhileABlockingBurstStarvesThePool()
+    {
+        await using var server = await HealthApp.StartAsync();
+        using var app = new HttpClient { BaseAddress = server.BaseAddress, Timeout = System.Threading.Timeout.InfiniteTimeSpan };
+        var livePage = await LivePageAsync(app, server);
+        using var scraper = new HttpClient { BaseAddress = livePage, Timeout = TimeoutExtensions.Default };
+        using var leave = new CancellationTokenSource();
+
+        // The default blocking burst: 1000 tasks that each block a pool thread for a second.
+        var burst = app.GetAsync(new Uri("api/diagscenario/taskburst", UriKind.Relative), leave.Token);
+        var scrapes = new List<(TimeSpan? Took, long QueueLength)>();
+        TimeSpan? ping;
+        try
+        {
+            await WaitForQueueAsync(scraper, minimum: 100);
+            for (var i = 0; i < 3; i++)
+            {
+                scrapes.Add(await ScrapeAsync(scraper));
+            }
+
+            ping = await Ping.AnswerTimeAsync(app, ScrapeTimeout);
+        }
+        finally
+        {
+            await leave.CancelAsync();
+            await ((Task)burst).ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing | ConfigureAwaitOptions.ContinueOnCapturedContext);
+        }
+
+        output.WriteLine(string.Create(CultureInfo.InvariantCulture,
+            $"scrapes while starved: {string.Join(", ", scrapes.Select(s => s.Took is { } took ? $"{took.TotalMilliseconds:0} ms (queue {s.QueueLength})" : "unanswered"))}; ping {(ping is { } p ? $"{p.TotalMilliseconds:0} ms" : $"unanswered within {ScrapeTimeout.TotalSeconds:0} s")}"));
+        Assert.True(ping is null, $"ping answered in {ping} during the burst: the pool was not starved, so this test proves nothing");
+        Assert.All(scrapes, s => Assert.True(s.Took < ScrapeTimeout, $"a scrape took {(s.Took is { } took ? $"{took.TotalMilliseconds:0} ms" : "more than 5 s")} while the pool starved"));
+        Assert.All(scrapes, s => Assert.True(s.QueueLength >= 100, $"a scrape reported a queue of {s.QueueLength} during the burst"));
+    }
+
+    private static async Task<Uri> LivePageAsync(HttpClient app, ServerProcess server)
+    {
+        var page = await app.GetFromJsonAsync<JsonElement>(new Uri("api/threadpool/page", UriKind.Relative)).DefaultTimeout();
+        return new Uri(page.GetProperty("livePage").GetString() ?? throw new InvalidOperationException($"The live page is not listening: {page}\n{server.Output}"));
+    }
+
+    // Read from the live page's snapshot, which answers off the pool too, so a scrape that needs the pool fails below, not here.
+    private static async Task WaitForQueueAsync(HttpClient livePage, long minimum)
+    {
+        var waited = Stopwatch.StartNew();
+        while ((await livePage.GetFromJsonAsync<JsonElement>(new Uri("api/threadpool", UriKind.Relative)).DefaultTimeout()).GetProperty("pendingWorkItems").GetInt64() < minimum)
+        {
+            if (waited.Elapsed > TimeSpan.FromSeconds(10))
+            {
+                throw new TimeoutException($"The burst did not queue {minimum} work items within 10 s.");
+            }
+
+            await Task.Delay(100);
+        }
+    }
+
+    // How long a scrape took and the queue it reported; no time when it had not answered after five scrape timeouts.
+    private static async Task<(TimeSpan? Took, long QueueLength)> ScrapeAsync(HttpClient scraper)
+    {
+        using var patience = new CancellationTokenSource(5 * ScrapeTimeout);
+        var clock = Stopwatch.StartNew();
+        string text;
+        try
+        {
+            text = await scraper.GetStringAsync(new Uri("metrics", UriKind.Relative), patience.Token);
+        }
+        catch (OperationCanceledException) when (patience.IsCancellationRequested)
+        {
+            return (null, -1);
+        }
+
+        var took = clock.Elapsed;
+        var line = text.Split('\n').Single(l => l.StartsWith(StarvationRulePrometheus.QueueLength + "{", StringComparison.Ordinal));
+        return (took, long.Parse(line[(line.LastIndexOf(' ') + 1)..], CultureInfo.InvariantCulture));
+    }
+}
