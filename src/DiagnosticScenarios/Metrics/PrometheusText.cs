@@ -153,7 +153,8 @@ internal static class PrometheusText
     private static bool Label(StringBuilder text, bool first, string key, object? value)
     {
         text.Append(first ? "" : ",").Append(Escape(key)).Append("=\"");
-        Value(text, Convert.ToString(value, CultureInfo.InvariantCulture) ?? "");
+        // Booleans as OpenTelemetry's exporters write them (true/false), not as bool.ToString() does (True/False).
+        Value(text, value is bool flag ? (flag ? "true" : "false") : Convert.ToString(value, CultureInfo.InvariantCulture) ?? "");
         text.Append('"');
         return false;
     }

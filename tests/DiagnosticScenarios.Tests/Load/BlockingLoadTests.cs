@@ -142,10 +142,12 @@ public sealed class BlockingLoadTests(BlockingLoadMeasurements measurements, ITe
     // synchronously for a new connection that it opens on the pool, and the few with a connection in its socket read;
     // bodyread in TaskAwaiter.GetResult under StreamReader.ReadToEnd, Kestrel's synchronous read being its asynchronous one
     // waited for; blockingcollection in SemaphoreSlim.Wait under BlockingCollection.Take; difactory in Task.Result inside the
-    // DI factory's lambda, under the container's resolution.
+    // DI factory's lambda, under the container's resolution. A waiter on a lock sends the pool no signal and the holder
+    // completes a request per delay, so the pool stays near its minimum: seen in CI, 3 pool threads, one holder in the
+    // query's Thread.Sleep under the lock and one waiter on it, a tie either site may top; the waiters' site must be there.
     public static TheoryData<string, BlockingKind, BlockingKind[]> BadBlocking => new()
     {
-        { "lock", BlockingKind.Monitor, [] },
+        { "lock", BlockingKind.Monitor, [BlockingKind.Sleep] },
         { "semaphore", BlockingKind.SemaphoreSlim, [] },
         { "httpclient", BlockingKind.GetAwaiterGetResult, [BlockingKind.SocketRead] },
         { "bodyread", BlockingKind.GetAwaiterGetResult, [] },
@@ -161,6 +163,7 @@ public sealed class BlockingLoadTests(BlockingLoadMeasurements measurements, ITe
 
         output.WriteLine(BlockedStacks.Describe(snapshot));
         BlockedStacks.AssertTopSiteNames(snapshot, Blocking(bad), blocking, alsoBlocking);
+        BlockedStacks.AssertSomeSiteNames(snapshot, Blocking(bad), blocking);
     }
 
     [Theory]

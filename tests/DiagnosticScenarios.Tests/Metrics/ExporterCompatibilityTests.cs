@@ -20,6 +20,12 @@ public sealed class ExporterCompatibilityTests(InProcessApp factory) : IClassFix
             builder.ConfigureServices(services => services.ConfigureOpenTelemetryMeterProvider(metrics => metrics.AddPrometheusExporter())));
         using var client = app.CreateClient();
         (await client.GetAsync(new Uri("/api/diagscenario/taskasyncwait?delayMs=0", UriKind.Relative)).DefaultTimeout()).EnsureSuccessStatusCode();
+        // An unmatched route: its series carries a boolean tag (aspnetcore.request.is_unhandled), written true/false.
+        using (var notFound = await client.GetAsync(new Uri("/no-such-route", UriKind.Relative)).DefaultTimeout())
+        {
+            Assert.Equal(System.Net.HttpStatusCode.NotFound, notFound.StatusCode);
+        }
+
         var port = app.Services.GetRequiredService<LivePageServer>().Port!.Value;
         using var livePage = new HttpClient { BaseAddress = new Uri($"http://127.0.0.1:{port}/"), Timeout = TimeoutExtensions.Default };
         var exporter = new ApplicationBuilder(app.Services).UseOpenTelemetryPrometheusScrapingEndpoint(_ => true).Build();
