@@ -84,7 +84,7 @@ start() {
     log "starting on 127.0.0.1:$port (max_connections=$max_connections)"
     as_owner "$bin/pg_ctl" -D "$data_dir" -l "$data_dir/server.log" -w -t 60 \
       -o "-p $port -c listen_addresses=127.0.0.1 -c unix_socket_directories=$data_dir -c max_connections=$max_connections" \
-      start >&2
+      start >&2 || { log "the server did not start; the end of its log:"; tail -n 20 "$data_dir/server.log" >&2; exit 1; }
   fi
 
   psql_admin() { as_owner "$bin/psql" -h "$data_dir" -p "$port" -U postgres -v ON_ERROR_STOP=1 -qAt "$@"; }

@@ -103,7 +103,7 @@ public static class CommandLine
                 Rate = parse.GetValue(rate),
                 ThinkTime = parse.GetValue(thinkTime),
                 Timeout = parse.GetValue(timeout),
-                DrainInFlight = !parse.GetValue(noDrain),
+                Drain = parse.GetValue(noDrain) ? TimeSpan.Zero : null,
                 Method = parse.GetValue(method)!,
                 BodyBytes = parse.GetValue(bodyBytes),
                 UploadOver = parse.GetValue(uploadOver),
@@ -146,6 +146,11 @@ public static class CommandLine
         var delayMs = new Option<int?>("--delay-ms") { Description = "The query delay; default the family's, or each scenario's own (the blocking family's).", CustomParser = r => Whole(r, 0, 60_000) };
         var timeout = Timeout();
         var thinkTime = ThinkTime();
+        var drain = new Option<TimeSpan?>("--drain")
+        {
+            Description = $"When sending stops, cut off the requests still in flight after this long ({Durations.Help}) and count them unfinished; default: each until its timeout.",
+            CustomParser = PositiveDuration,
+        };
         var environment = new Option<string[]>("--env") { Description = "KEY=VALUE for every server; repeat for more.", CustomParser = EnvironmentPairs };
         var outDirectory = new Option<string?>("--out") { Description = "Where to write compare.md, compare.json and compare.svg (default ./results/<timestamp>)." };
         var diagnose = new Option<bool>("--diagnose")
@@ -161,7 +166,7 @@ public static class CommandLine
 
         var command = new Command("compare", "Each scenario on a fresh server process (cold pool), one warm-up request, then the load; writes compare.md, compare.json and compare.svg.")
         {
-            family, scenarios, connections, duration, cpus, minThreads, delayMs, thinkTime, timeout, environment, diagnose, snapshotAfter, outDirectory, app,
+            family, scenarios, connections, duration, cpus, minThreads, delayMs, thinkTime, timeout, drain, environment, diagnose, snapshotAfter, outDirectory, app,
         };
         command.SetAction(async (parse, cancellationToken) =>
         {
@@ -180,6 +185,7 @@ public static class CommandLine
                 Connections = parse.GetValue(connections),
                 Duration = parse.GetValue(duration)!.Value,
                 Timeout = parse.GetValue(timeout),
+                Drain = parse.GetValue(drain),
                 ProcessorCount = parse.GetValue(cpus),
                 MinWorkerThreads = parse.GetValue(minThreads),
                 DelayMs = parse.GetValue(delayMs),

@@ -75,8 +75,11 @@ public static class CompareTable
         text.AppendLine();
         text.Append(Render(result));
         text.AppendLine();
+        var drain = result.DrainSeconds is { } drainSeconds
+            ? string.Create(CultureInfo.InvariantCulture, $" Requests still in flight {drainSeconds:0.##} s after sending stopped were cut off, unfinished, and count in `≥` latencies too.")
+            : "";
         text.AppendLine(CultureInfo.InvariantCulture,
-            $"`errors` counts non-2xx answers, connection errors and timeouts (a request unanswered after {result.TimeoutSeconds:0} s); `≥` marks latencies that count timed-out requests with the time they waited, a lower bound. `ping p50` is the median latency of ten pings a second sent alongside the load.");
+            $"`errors` counts non-2xx answers, connection errors and timeouts (a request unanswered after {result.TimeoutSeconds:0.##} s); `≥` marks latencies that count timed-out requests with the time they waited, a lower bound.{drain} `ping p50` is the median latency of ten pings a second sent alongside the load.");
         text.AppendLine();
         text.AppendLine(CultureInfo.InvariantCulture, $"![average latency and server threads per second]({chartFile})");
         text.AppendLine();

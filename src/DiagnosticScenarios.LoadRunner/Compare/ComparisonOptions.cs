@@ -14,6 +14,12 @@ public sealed record ComparisonOptions
     public TimeSpan Duration { get; init; } = TimeSpan.FromSeconds(10);
     public TimeSpan Timeout { get; init; } = TimeSpan.FromSeconds(30);
 
+    /// <summary>
+    /// How long the requests (and pings) in flight when sending stops may still answer before they are counted as
+    /// unfinished; null: each until its <see cref="Timeout"/>. The same for every scenario of the comparison.
+    /// </summary>
+    public TimeSpan? Drain { get; init; }
+
     /// <summary><c>DOTNET_PROCESSOR_COUNT</c> for every server: 1 shows a 1-CPU container, 16 a big box.</summary>
     public int ProcessorCount { get; init; } = 2;
 

@@ -11,6 +11,9 @@ public sealed record ComparisonResult
     public required int Connections { get; init; }
     public required double DurationSeconds { get; init; }
     public required double TimeoutSeconds { get; init; }
+
+    /// <summary>How long requests in flight when sending stopped could still answer; null: each until its timeout.</summary>
+    public double? DrainSeconds { get; init; }
     /// <summary>The query delay every scenario ran with; null when each ran with its own default (see each load's URL).</summary>
     public required int? DelayMs { get; init; }
     public required int ProcessorCount { get; init; }

@@ -78,7 +78,7 @@ public static class LoadGenerator
         public long Sent => Interlocked.Read(ref _sent);
         public long InFlight => Interlocked.Read(ref _inFlight);
 
-        /// <summary>Runs while the load runs; frozen at the last answer (or at the cut when not draining).</summary>
+        /// <summary>Runs while the load runs; frozen at the last answer (or at the cut, when the drain is bounded).</summary>
         public TimeSpan Elapsed => _clock.Elapsed;
 
         /// <summary>Every client sends its next request as soon as its previous one is answered, like bombardier and hey.</summary>
@@ -144,11 +144,12 @@ public static class LoadGenerator
         private async Task FinishAsync(IReadOnlyCollection<Task> requests, CancellationTokenSource inFlight, CancellationToken cancellationToken)
         {
             var all = Task.WhenAll(requests);
-            if (!options.DrainInFlight)
+            if (options.Drain is { } drain)
             {
-                // Give the clients until the deadline; whatever is still in flight then is cut off and counted as unfinished.
-                var untilDeadline = TimeSpan.FromSeconds(Math.Max(0, _stopSendingAt - _clock.ElapsedTicks) / (double)Stopwatch.Frequency);
-                await Task.WhenAny(all, Task.Delay(untilDeadline, CancellationToken.None));
+                // Give the clients until the deadline and the drain after it; whatever is still in flight then is cut off and
+                // counted as unfinished.
+                var untilCut = TimeSpan.FromSeconds(Math.Max(0, _stopSendingAt - _clock.ElapsedTicks) / (double)Stopwatch.Frequency) + drain;
+                await Task.WhenAny(all, Task.Delay(untilCut, CancellationToken.None));
                 _clock.Stop();
                 await inFlight.CancelAsync();
             }

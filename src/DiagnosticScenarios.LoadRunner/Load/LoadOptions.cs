@@ -40,10 +40,12 @@ public sealed record LoadOptions
     public TimeSpan Timeout { get; init; } = TimeSpan.FromSeconds(30);
 
     /// <summary>
-    /// When sending stops, wait for the requests in flight (as bombardier does, up to <see cref="Timeout"/>) instead of
-    /// cancelling them. Draining shows the long tail of a starved server; not draining bounds the run to its duration.
+    /// When sending stops, how long the requests in flight may still take before they are cut off and counted as
+    /// unfinished, with the time they had waited as a lower bound of their latency. Null: each one until its
+    /// <see cref="Timeout"/>, as bombardier waits, which shows the long tail of a starved server; zero bounds the run to its
+    /// duration; a delay or two lets the last wave of a healthy server answer and ends a starved one's run soon after.
     /// </summary>
-    public bool DrainInFlight { get; init; } = true;
+    public TimeSpan? Drain { get; init; }
 
     /// <summary>How often progress is reported.</summary>
     public TimeSpan ProgressInterval { get; init; } = TimeSpan.FromSeconds(1);

@@ -14,23 +14,29 @@ internal static class LoadExperiment
     public const int DelayMs = 500;
 
     /// <summary>
-    /// Eight waves of the async pattern at its limit, while the cold pool of a blocking one has barely grown: the mock
+    /// Six waves of the async pattern at its limit, while the cold pool of a blocking one has barely grown: the mock
     /// queries need no connection, so the async pattern is at its limit from the first wave.
     /// </summary>
-    public static readonly TimeSpan Duration = TimeSpan.FromSeconds(4);
+    public static readonly TimeSpan Duration = TimeSpan.FromSeconds(3);
 
     /// <summary>
-    /// A request unanswered after this long counts as a timeout, and the run waits no longer for requests in flight:
-    /// every measurement ends within 4 + 2 s. Four delays: an answer that late is starvation, not noise (taskasyncwait's
-    /// slowest answer in the runs noted in StarvationLoadTests was under 0.6 s).
+    /// A request unanswered after this long counts as a timeout. Four delays: an answer that late is starvation, not noise
+    /// (taskasyncwait's slowest answer in the runs noted in StarvationLoadTests was under 0.6 s).
     /// </summary>
     public static readonly TimeSpan RequestTimeout = TimeSpan.FromSeconds(2);
+
+    /// <summary>
+    /// Once sending stops, the requests in flight get a delay and a half to answer, which the async pattern's last wave
+    /// needs, and are then cut off, unfinished: a blocking pattern's would only wait out their timeouts, and the verdict
+    /// is certain by then. Every measurement ends within 3 + 0.75 s.
+    /// </summary>
+    public static readonly TimeSpan Drain = TimeSpan.FromMilliseconds(1.5 * DelayMs);
 
     /// <summary>
     /// When a stack snapshot of the server is recorded: half-way through the load, when the cold pool's threads have long
     /// reached the scenario's blocking call and the load stays on for the rest of the recording.
     /// </summary>
-    public static readonly TimeSpan SnapshotAfter = TimeSpan.FromSeconds(2);
+    public static readonly TimeSpan SnapshotAfter = Duration / 2;
 
     public static string AppPath { get; } = typeof(LoadExperiment).Assembly
         .GetCustomAttributes<AssemblyMetadataAttribute>()
@@ -84,6 +90,7 @@ public sealed class MockLoadMeasurements : MeasurementCache
         Connections = LoadExperiment.Connections,
         Duration = LoadExperiment.Duration,
         Timeout = LoadExperiment.RequestTimeout,
+        Drain = LoadExperiment.Drain,
         ProcessorCount = 2,
         DelayMs = LoadExperiment.DelayMs,
     };

@@ -53,5 +53,30 @@ public sealed class LoadRunnerTests
         Assert.True(latency.GetProperty("p50").GetDouble() < 1000, latency.ToString());
     }
 
+    [Fact]
+    public async Task BoundedDrain_CutsOffTheRequestsStillInFlight_AndCountsThemUnfinished()
+    {
+        await using var server = await LoadExperiment.StartServerAsync();
+        // Each request waits 5 s on the server: far past the half second of sending and the half second of drain after it.
+        var url = new Uri(server.BaseAddress, "api/diagscenario/taskasyncwait?delayMs=5000");
+        var drain = TimeSpan.FromMilliseconds(500);
+
+        var report = await LoadGenerator.RunAsync(new LoadOptions
+        {
+            Url = url,
+            Connections = 4,
+            Duration = TimeSpan.FromMilliseconds(500),
+            Timeout = TimeSpan.FromSeconds(10),
+            Drain = drain,
+        }).DefaultTimeout();
+
+        var figures = CompareSummary(report);
+        Assert.True(report.Unfinished == 4 && report.Completed == 0 && report.Timeouts == 0, figures);
+        // Cut at the end of the drain, not after the 5 s queries: a second, with room for a slow start.
+        Assert.True(report.Elapsed < TimeSpan.FromSeconds(2.5), figures);
+        // Each one counts as having waited at least until the cut.
+        Assert.True(report.LatencyAtLeast.Min >= 0.9 * (500 + drain.TotalMilliseconds), figures);
+    }
+
     private static string CompareSummary(LoadReport report) => LoadExperiment.Describe(report);
 }

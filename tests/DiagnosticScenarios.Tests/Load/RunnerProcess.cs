@@ -58,6 +58,11 @@ internal static class RunnerProcess
             "--cpus", Invariant(options.ProcessorCount),
             "--out", outDirectory,
         ];
+        if (options.Drain is { } drain)
+        {
+            arguments.AddRange(["--drain", $"{Invariant(drain.TotalMilliseconds)}ms"]);
+        }
+
         if (options.MinWorkerThreads is { } minThreads)
         {
             arguments.AddRange(["--min-threads", Invariant(minThreads)]);

@@ -23,10 +23,11 @@ internal sealed record RunPlan(string Scenario, int LoadSeconds, RunEnd End)
     public const int Connections = 125;
 
     /// <summary>
-    /// Twenty seconds: long enough for an alert whose condition must hold for about ten seconds to fire. Its pool has
-    /// recovered when the runner ends, so a capture asked for then is taken at once, on a healthy pool.
+    /// Fifteen seconds: long enough for the alert, whose condition must hold for a few seconds once the queue has grown,
+    /// to fire (8.4 s into the load in the run that set this). Its pool has recovered when the runner ends, so a capture
+    /// asked for then is taken at once, on a healthy pool.
     /// </summary>
-    public static RunPlan TaskWait { get; } = new("diagscenario/taskwait", 20, RunEnd.RunnerExits)
+    public static RunPlan TaskWait { get; } = new("diagscenario/taskwait", 15, RunEnd.RunnerExits)
     {
         Watched = true,
         CapturesStacksAfterTheLoad = true,
@@ -42,7 +43,7 @@ internal sealed record RunPlan(string Scenario, int LoadSeconds, RunEnd End)
     public static RunPlan TaskSleepWait { get; } = new("diagscenario/tasksleepwait", 10, RunEnd.ServerDisposed) { RecordsMetrics = true };
 
     /// <summary>The healthy control, as long as the taskwait run: nothing may fire.</summary>
-    public static RunPlan TaskAsyncWait { get; } = new("diagscenario/taskasyncwait", 20, RunEnd.RunnerExits) { Watched = true, Scraped = true };
+    public static RunPlan TaskAsyncWait { get; } = new("diagscenario/taskasyncwait", 15, RunEnd.RunnerExits) { Watched = true, Scraped = true };
 
     /// <summary>The endpoint's route, as the app's figures and log name it.</summary>
     public string Route => $"/api/{Scenario}";
