@@ -65,8 +65,8 @@ case "$tool" in
     # siege has been seen to hang once its -t time is up (JoeDog/siege#66, once here in many runs); 5 s later an
     # interrupt makes it print its summary and exit as Ctrl+C would, and 5 s after that it is killed.
     pace=(-b); [ -n "$think" ] && pace=(-d "$think")
-    timeout -s INT -k 5 "$(( seconds + 5 ))" siege "${pace[@]}" -c "$connections" -t "${seconds}S" "$url"
-    status=$?
+    status=0
+    timeout -s INT -k 5 "$(( seconds + 5 ))" siege "${pace[@]}" -c "$connections" -t "${seconds}S" "$url" || status=$?
     [ "$status" -eq 124 ] && { echo "siege did not stop at ${seconds} s; interrupted 5 s later" >&2; status=0; }
     exit "$status" ;;
   wrk) exec wrk -t "$(( connections < 2 ? 1 : 2 ))" -c "$connections" -d "$duration" --latency "$url" ;;

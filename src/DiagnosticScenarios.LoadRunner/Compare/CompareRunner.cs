@@ -69,8 +69,6 @@ public static class CompareRunner
         }
     }
 
-    private const int WarmUpDelayMs = 1;
-
     /// <summary>One warm-up request, then the load with the thread count sampled once a second and a ping probe alongside.</summary>
     /// <param name="log">Told the server's process id as the load starts, so dotnet-stack or dotnet-trace can be pointed at it meanwhile.</param>
     private static async Task<ScenarioResult> MeasureAsync(ServerProcess server, ComparisonOptions options, Scenario scenario, int? delayMs, TextWriter log, CancellationToken cancellationToken)
@@ -83,9 +81,7 @@ public static class CompareRunner
             Drain = options.Drain,
             ThinkTime = options.ThinkTime,
         };
-        // The warm-up takes the scenario's code path at a 1 ms delay: what it is for (JIT, the first connection) costs
-        // the same, without waiting a whole query (a second of the SQL family's) before every measurement.
-        await WarmUpAsync(delayMs is null ? load : load with { Url = scenario.Url(server.BaseAddress, WarmUpDelayMs) }, cancellationToken);
+        await WarmUpAsync(load, cancellationToken);
 
         var ping = new LoadOptions
         {
