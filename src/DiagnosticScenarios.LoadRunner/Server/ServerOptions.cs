@@ -51,6 +51,10 @@ public sealed record ServerOptions
     /// <summary>How long the server may take to answer its first ping.</summary>
     public TimeSpan StartTimeout { get; init; } = TimeSpan.FromSeconds(30);
 
-    /// <summary>The path that answers once the server is ready: this app's ping, or another app's own (e.g. <c>healthz</c>).</summary>
+    /// <summary>
+    /// The path that answers once the server is ready: this app's ping, or another app's own (e.g. <c>healthz</c>). Ready
+    /// also means the process has logged ASP.NET Core's <c>Now listening on:</c> line for each of its addresses, which an
+    /// app logs unless it silences <c>Microsoft.Hosting.Lifetime</c>.
+    /// </summary>
     public string ReadyPath { get; init; } = "api/diagscenario/ping";
 }

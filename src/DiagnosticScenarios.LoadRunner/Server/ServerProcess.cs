@@ -92,7 +92,9 @@ public sealed class ServerProcess : IAsyncDisposable
             try
             {
                 using var response = await client.GetAsync(ping, cancellationToken);
-                if (response.IsSuccessStatusCode)
+                // A port picked free may be taken by another process before this one binds it: that one's server may
+                // answer the ping while this one fails to bind and exits. Ready means this process said it listens there.
+                if (response.IsSuccessStatusCode && SaysItListensOnEveryAddress())
                 {
                     return;
                 }
@@ -109,8 +111,17 @@ public sealed class ServerProcess : IAsyncDisposable
             await Task.Delay(TimeSpan.FromMilliseconds(100), cancellationToken);
         }
 
-        throw new ServerStartException($"The server did not answer {ping} within {timeout.TotalSeconds:0} s.\n{Output}");
+        throw new ServerStartException($"The server did not answer {ping} and log that it listens on {string.Join(", ", Addresses())} within {timeout.TotalSeconds:0} s.\n{Output}");
     }
+
+    // ASP.NET Core's host logs "Now listening on: <address>" for each address it has bound.
+    private bool SaysItListensOnEveryAddress()
+    {
+        var output = _process.Output;
+        return Addresses().All(a => output.Contains($"Now listening on: {a}", StringComparison.Ordinal));
+    }
+
+    private IEnumerable<string> Addresses() => MoreAddresses.Prepend(BaseAddress).Select(a => a.GetLeftPart(UriPartial.Authority));
 }
 
 /// <summary>The server did not start or did not become ready; the message carries its output.</summary>
