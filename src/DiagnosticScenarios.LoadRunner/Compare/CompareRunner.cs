@@ -21,21 +21,38 @@ public static class CompareRunner
             await log.WriteLineAsync(FormattableString.Invariant($"min threads: {min}, {ServerOptions.MinWorkerThreadsVia}"));
         }
 
-        var server = await StartServerAsync(options, cancellationToken);
+        ServerProcess? server = await StartServerAsync(options, cancellationToken);
+        Task<ServerProcess>? next = null;
         try
         {
             var catalogue = await AppCatalogue.ReadAsync(server.BaseAddress, options.Timeout, cancellationToken);
             var family = catalogue.Family(options.Family);
-            var scenarios = family.Select(options.Scenarios);
+            var scenarios = family.Select(options.Scenarios).ToList();
             var delayMs = options.DelayMs ?? family.DefaultDelayMs;
             var results = new List<ScenarioResult>();
-            foreach (var scenario in scenarios)
+            foreach (var (scenario, index) in scenarios.Select((s, i) => (s, i)))
             {
-                server ??= await StartServerAsync(options, cancellationToken);
+                server ??= await next!;
+                next = null;
                 await log.WriteLineAsync($"{scenario.Name}: fresh server, {options.Connections} connections for {options.Duration.TotalSeconds:0.#} s ...");
-                var result = await MeasureAsync(server, options, scenario, delayMs, log, cancellationToken);
+                var (result, diagnosis) = await MeasureAsync(server, options, scenario, delayMs, log, cancellationToken);
                 await server.DisposeAsync();
                 server = null;
+                if (index + 1 < scenarios.Count)
+                {
+                    // The next server starts while this one's records are analysed: both are over before its load starts.
+                    next = StartServerAsync(options, cancellationToken);
+                }
+
+                if (diagnosis is not null)
+                {
+                    using (diagnosis)
+                    {
+                        // Analysed now the load is over: a second or more of a core that would otherwise have been taken from the server.
+                        result = result with { Diagnosis = await diagnosis.AnalyzeAsync(cancellationToken) };
+                    }
+                }
+
                 await log.WriteLineAsync(
                     $"{scenario.Name}: {result.Load.RequestsPerSecond:0.0} req/s, avg {result.Load.Latency.Average:0} ms, p99 {result.Load.Latency.P99:0} ms, " +
                     $"errors {result.Load.Failures}, threads peak {result.PeakThreads} end {result.ThreadsAtEnd}");
@@ -66,12 +83,23 @@ public static class CompareRunner
             {
                 await server.DisposeAsync();
             }
+
+            // A comparison that failed while the next server was starting leaves no server behind.
+            if (next is not null)
+            {
+                await ((Task)next).ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
+                if (next.IsCompletedSuccessfully)
+                {
+                    await (await next).DisposeAsync();
+                }
+            }
         }
     }
 
     /// <summary>One warm-up request, then the load with the thread count sampled once a second and a ping probe alongside.</summary>
     /// <param name="log">Told the server's process id as the load starts, so dotnet-stack or dotnet-trace can be pointed at it meanwhile.</param>
-    private static async Task<ScenarioResult> MeasureAsync(ServerProcess server, ComparisonOptions options, Scenario scenario, int? delayMs, TextWriter log, CancellationToken cancellationToken)
+    /// <returns>The figures, and the diagnosis's records (finished, the server still up) for the caller to analyse once the server is gone.</returns>
+    private static async Task<(ScenarioResult Result, LoadDiagnosis? Diagnosis)> MeasureAsync(ServerProcess server, ComparisonOptions options, Scenario scenario, int? delayMs, TextWriter log, CancellationToken cancellationToken)
     {
         var load = scenario.LoadOptions(scenario.Url(server.BaseAddress, delayMs)) with
         {
@@ -97,23 +125,34 @@ public static class CompareRunner
 
         await log.WriteLineAsync(FormattableString.Invariant($"{scenario.Name}: loading server pid {server.ProcessId}"));
         using var sampler = server.SampleThreadCount(TimeSpan.FromSeconds(1));
-        using var diagnosis = options.Diagnose ? await LoadDiagnosis.StartAsync(server.ProcessId, options.SnapshotAfter ?? options.Duration / 2, cancellationToken) : null;
-        var loadRun = LoadGenerator.RunAsync(load, null, cancellationToken);
-        var pingRun = LoadGenerator.RunAsync(ping, null, cancellationToken);
-        await Task.WhenAll(loadRun, pingRun);
-        diagnosis?.LoadIsOver();
-        sampler.Dispose();
-
-        return new ScenarioResult
+        var diagnosis = options.Diagnose ? await LoadDiagnosis.StartAsync(server.ProcessId, options.SnapshotAfter ?? options.Duration / 2, cancellationToken) : null;
+        try
         {
-            Scenario = scenario.Name,
-            Verdict = scenario.Verdict,
-            Load = await loadRun,
-            Ping = await pingRun,
-            Threads = sampler.Samples,
-            // Analysed now the load is over: a second or more of a core that would otherwise have been taken from the server.
-            Diagnosis = diagnosis is null ? null : await diagnosis.AnalyzeAsync(cancellationToken),
-        };
+            var loadRun = LoadGenerator.RunAsync(load, null, cancellationToken);
+            var pingRun = LoadGenerator.RunAsync(ping, null, cancellationToken);
+            await Task.WhenAll(loadRun, pingRun);
+            if (diagnosis is not null)
+            {
+                // The wait trace's session ends with a rundown of the server, which must still be up.
+                await diagnosis.FinishRecordingAsync(cancellationToken);
+            }
+
+            sampler.Dispose();
+            var result = new ScenarioResult
+            {
+                Scenario = scenario.Name,
+                Verdict = scenario.Verdict,
+                Load = await loadRun,
+                Ping = await pingRun,
+                Threads = sampler.Samples,
+            };
+            return (result, diagnosis);
+        }
+        catch
+        {
+            diagnosis?.Dispose();
+            throw;
+        }
     }
 
     private static Task<ServerProcess> StartServerAsync(ComparisonOptions options, CancellationToken cancellationToken) =>

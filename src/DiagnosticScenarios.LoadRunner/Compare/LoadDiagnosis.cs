@@ -34,7 +34,7 @@ internal sealed class LoadDiagnosis : IDisposable
 
     /// <summary>
     /// Returns once the wait trace records, with the snapshot's countdown started: the caller starts the load then, and
-    /// calls <see cref="LoadIsOver"/> when it ends.
+    /// calls <see cref="FinishRecordingAsync"/> when it ends, while the server is still up.
     /// </summary>
     /// <exception cref="DiagnosisException">The server's diagnostic port did not open a session.</exception>
     public static async Task<LoadDiagnosis> StartAsync(int processId, TimeSpan snapshotAfter, CancellationToken cancellationToken)
@@ -73,9 +73,20 @@ internal sealed class LoadDiagnosis : IDisposable
     }
 
     /// <summary>Ends the wait trace.</summary>
-    public void LoadIsOver() => _loadOver.Set();
+    private void LoadIsOver() => _loadOver.Set();
 
-    /// <summary>Waits for both recordings and analyses them; a recording that failed fails the comparison, saying why.</summary>
+    /// <summary>
+    /// Ends the wait trace and waits for both recordings, while the server is still up (stopping a session makes it write a
+    /// rundown); a recording that failed fails the comparison, saying why.
+    /// </summary>
+    public async Task FinishRecordingAsync(CancellationToken cancellationToken)
+    {
+        LoadIsOver();
+        await _waits.WaitAsync(cancellationToken);
+        await _stacks!.WaitAsync(cancellationToken);
+    }
+
+    /// <summary>Analyses the finished recordings: the server may be gone by then.</summary>
     public async Task<ScenarioDiagnosis> AnalyzeAsync(CancellationToken cancellationToken)
     {
         LoadIsOver();

@@ -96,4 +96,7 @@ public sealed class MockLoadMeasurements : MeasurementCache
     };
 
     protected override TimeSpan? SnapshotAfter => LoadExperiment.SnapshotAfter;
+
+    /// <summary>The family's BAD and GOOD scenarios in one comparison, as <c>compare</c> runs them by default.</summary>
+    protected override IEnumerable<IReadOnlyList<string>> Batches => [[.. CatalogueData.Shapes(ScenarioCatalogue.Mock)]];
 }

@@ -10,13 +10,20 @@ namespace DiagnosticScenarios.Tests.Load;
 /// </summary>
 public abstract class MeasurementCache
 {
-    private readonly Dictionary<(string Scenario, int? MinWorkerThreads), Task<Measurement>> _results = [];
+    private readonly Dictionary<(string Scenario, int? MinWorkerThreads), (Task<Measurement> Task, TimeSpan Timeout)> _results = [];
 
     /// <summary>Start, warm-up, load, drain, stop and the snapshot's analysis, with room for a loaded CI machine.</summary>
     public static readonly TimeSpan MeasurementTimeout = TimeSpan.FromSeconds(60);
 
     /// <summary>The options every measurement of the class uses; the scenario (and the min-threads workaround) is per call.</summary>
     protected abstract ComparisonOptions Options { get; }
+
+    /// <summary>
+    /// Scenarios measured together, by one <c>compare</c>, as soon as a test asks for any of them: each still on a fresh
+    /// server of its own, loaded the same way, but the runner starts once and starts each next server while it analyses
+    /// the last one's records. Every scenario of a batch has the same <see cref="OptionsFor"/>.
+    /// </summary>
+    protected virtual IEnumerable<IReadOnlyList<string>> Batches => [];
 
     /// <summary>The options of one scenario's measurement: <see cref="Options"/>, unless a scenario needs its own (a longer timeout).</summary>
     protected virtual ComparisonOptions OptionsFor(string scenario) => Options;
@@ -51,19 +58,30 @@ public abstract class MeasurementCache
 
     private Task<Measurement> MeasurementAsync(string scenario, int? minWorkerThreads)
     {
-        Task<Measurement>? measurement;
+        (Task<Measurement> Task, TimeSpan Timeout) measurement;
         lock (_results)
         {
             if (!_results.TryGetValue((scenario, minWorkerThreads), out measurement))
             {
-                measurement = RunnerProcess.MeasureAsync(
+                var batch = minWorkerThreads is null ? Batches.FirstOrDefault(b => b.Contains(scenario, StringComparer.Ordinal)) ?? [scenario] : [scenario];
+                var timeout = MeasurementTimeout * batch.Count;
+                var measured = RunnerProcess.MeasureAsync(
                     OptionsFor(scenario) with { MinWorkerThreads = minWorkerThreads, Diagnose = SnapshotAfter is not null, SnapshotAfter = SnapshotAfter },
-                    scenario,
-                    MeasurementTimeout);
-                _results[(scenario, minWorkerThreads)] = measurement;
+                    batch,
+                    timeout);
+                foreach (var name in batch)
+                {
+                    _results[(name, minWorkerThreads)] = (Pick(measured, name), timeout);
+                }
+
+                measurement = _results[(scenario, minWorkerThreads)];
             }
         }
 
-        return measurement.TimeoutAfter(MeasurementTimeout);
+#pragma warning disable VSTHRD003 // deliberate: the measurements this cache started, shared by the tests that read them
+        return measurement.Task.TimeoutAfter(measurement.Timeout);
+
+        static async Task<Measurement> Pick(Task<IReadOnlyDictionary<string, Measurement>> measured, string name) => (await measured)[name];
+#pragma warning restore VSTHRD003
     }
 }

@@ -21,12 +21,13 @@ internal static class RunnerProcess
 {
     private static readonly string RunnerPath = Path.Combine(AppContext.BaseDirectory, "DiagnosticScenarios.LoadRunner.dll");
 
-    public static async Task<Measurement> MeasureAsync(ComparisonOptions options, string scenario, TimeSpan timeout)
+    /// <summary>Each of <paramref name="scenarios"/> measured in turn by one <c>compare</c>, each on a fresh server of its own.</summary>
+    public static async Task<IReadOnlyDictionary<string, Measurement>> MeasureAsync(ComparisonOptions options, IReadOnlyList<string> scenarios, TimeSpan timeout)
     {
         var output = Directory.CreateTempSubdirectory("diagnosticscenarios-compare-");
         try
         {
-            var run = await ChildProcess.RunAsync(new ChildProcessStart("dotnet", Arguments(options, scenario, output.FullName)), timeout);
+            var run = await ChildProcess.RunAsync(new ChildProcessStart("dotnet", Arguments(options, string.Join(',', scenarios), output.FullName)), timeout);
             if (run.ExitCode != 0)
             {
                 throw new InvalidOperationException(run.ToString());
@@ -35,8 +36,7 @@ internal static class RunnerProcess
             await using var json = File.OpenRead(Path.Combine(output.FullName, "compare.json"));
             var result = await JsonSerializer.DeserializeAsync<ComparisonResult>(json, CompareJson.Options).AsTask().TimeoutAfter(timeout)
                 ?? throw new InvalidOperationException("compare.json was empty.");
-            var measured = result.Results.Single();
-            return new Measurement(measured, measured.Diagnosis);
+            return result.Results.ToDictionary(r => r.Scenario, r => new Measurement(r, r.Diagnosis), StringComparer.Ordinal);
         }
         finally
         {

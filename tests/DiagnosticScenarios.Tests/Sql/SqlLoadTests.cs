@@ -46,6 +46,9 @@ public abstract class SqlLoadMeasurements : MeasurementCache
 
     protected override TimeSpan? SnapshotAfter => LoadExperiment.SnapshotAfter;
 
+    /// <summary>The five shapes in one comparison, as <c>compare --family sql</c> runs them.</summary>
+    protected override IEnumerable<IReadOnlyList<string>> Batches => [[.. CatalogueData.Shapes(ScenarioCatalogue.Sql)]];
+
     protected override ComparisonOptions Options => new()
     {
         AppPath = LoadExperiment.AppPath,
