@@ -66,8 +66,11 @@ public sealed class FixtureAppDiagnosisTests(ITestOutputHelper output)
         }
 
         await server.WhenEveryLoopHasAnsweredAsync(FirstAnswers);
-        var stacks = await RunAsync(cli, "stacks", "-p", $"{server.ProcessId}", "--format", "json", "--top", "10", "--requests-window", "1.5s");
-        var waits = await RunAsync(cli, "waits", "-p", $"{server.ProcessId}", "--json", "--top", "10", "--duration", "1.5s");
+        // Side by side, as two terminals would run them: two EventPipe sessions on the same starved process.
+        var stacksRun = RunAsync(cli, "stacks", "-p", $"{server.ProcessId}", "--format", "json", "--top", "10", "--requests-window", "1.5s");
+        var waitsRun = RunAsync(cli, "waits", "-p", $"{server.ProcessId}", "--json", "--top", "10", "--duration", "1.5s");
+        var stacks = await stacksRun;
+        var waits = await waitsRun;
 
         var snapshot = JsonSerializer.Deserialize<StackSnapshot>(stacks, Json)!;
         var sites = snapshot.BlockedPoolSites;
