@@ -9,5 +9,5 @@ cd "$(dirname "$0")/.."
 dotnet build -c Release -v q -nologo benchmarks/DiagnosticScenarios.Benchmarks >/dev/null
 artifacts=$(mktemp -d)
 trap 'rm -rf "$artifacts"' EXIT
-dotnet benchmarks/DiagnosticScenarios.Benchmarks/bin/Release/net10.0/DiagnosticScenarios.Benchmarks.dll --filter '*' --artifacts "$artifacts" "$@" |
+dotnet benchmarks/DiagnosticScenarios.Benchmarks/bin/Release/net10.0/DiagnosticScenarios.Benchmarks.dll --filter '*AttributionBenchmarks*' --artifacts "$artifacts" "$@" |
   sed -n '/^| Method/,/^$/p'

@@ -41,6 +41,12 @@ public static class MetricsExportRegistration
                 // ASP.NET Core's meter for its request duration alone: its active-request count costs two more
                 // recordings on every request and says nothing the app's own holding gauge does not.
                 metrics.AddMeter([.. Meters]).AddView("http.server.active_requests", MetricStreamConfiguration.Drop).AddReader(scrape.Reader);
+                if (!MetricsExportOptions.IsRequestDurationEnabled(configuration))
+                {
+                    // Dropped, the instrument has no listener, so ASP.NET Core does not record it at all.
+                    metrics.AddView(MetricsExportOptions.RequestDurationInstrument, MetricStreamConfiguration.Drop);
+                }
+
                 if (!string.IsNullOrEmpty(configuration[MetricsExportOptions.OtlpEndpointKey]))
                 {
                     metrics.AddOtlpExporter();

@@ -50,6 +50,21 @@ public sealed class ScrapeEndpointTests(InProcessApp factory) : IClassFixture<In
     }
 
     [Fact]
+    public async Task Scrape_HasNoRequestDurations_ButTheAlertsInputs_WhenRequestDurationIsOff()
+    {
+        using var off = factory.With(("MetricsExport:RequestDuration", "false"));
+        using var app = off.CreateClient();
+        (await app.GetAsync(new Uri("/api/diagscenario/taskasyncwait?delayMs=0", UriKind.Relative)).DefaultTimeout()).EnsureSuccessStatusCode();
+        using var livePage = LivePageClient(off);
+
+        var text = await livePage.GetStringAsync(new Uri("/metrics", UriKind.Relative)).DefaultTimeout();
+
+        Assert.DoesNotContain("http_server_request_duration", text, StringComparison.Ordinal);
+        Assert.All(StarvationRulePrometheus.InputMetrics, input => Assert.Contains(input + "{", text, StringComparison.Ordinal));
+        Assert.Contains("diagnosticscenarios_http_server_thread_hold_time", text, StringComparison.Ordinal);
+    }
+
+    [Fact]
     public async Task Scrape_IsNotFound_WhenTheExportIsOff()
     {
         using var off = factory.With(("MetricsExport:Enabled", "false"));
