@@ -20,20 +20,22 @@ public sealed class ThreadPoolStarvationTestGroup
 [Collection(ThreadPoolStarvationTestGroup.Name)]
 public sealed class EmbeddedResponderStarvationTests(InProcessApp app, ITestOutputHelper output) : IClassFixture<InProcessApp>
 {
-    private const int Requests = 100;
+    // Enough blocking requests to starve a pool that grows two threads a second, few enough not to spend the suite's time:
+    // at 100 the test took 4 to 25 s in the suite; at 40, alone, 7 to 9 s with the starved queue delay still 5.5 to 7.5 s.
+    private const int Requests = 40;
     private const int DelayMs = 500;
 
-    // A hundred requests on a pool that grows two threads a second, with room for a busy machine.
+    // Forty requests on a pool that grows two threads a second, with room for a busy machine.
     private static readonly TimeSpan Patience = TimeSpan.FromMinutes(2);
 
-    // Pool threads start at the processor count and grow ~2 a second under starvation: 100 blocking requests of
+    // Pool threads start at the processor count and grow ~2 a second under starvation: 40 blocking requests of
     // 500 ms take several seconds in a starved pool; a pool queue delay of this much proves it was starved.
-    // Measured: 9512, 3527 and 3984 ms in 3 runs.
+    // Measured with 100 requests: 9512, 3527 and 3984 ms in 3 runs; with 40, 7484, 5484 and 5483 ms (the class alone).
     private static readonly TimeSpan StarvedQueueDelay = TimeSpan.FromMilliseconds(500);
 
     // The responder's threads wake from poll(2) at the deadline; on a busy 2-core machine that is a few ms late,
     // an order of magnitude under what the starved pool shows. Measured: 1.8, 30.9 and 4.3 ms in 3 runs on a shared
-    // 2-core machine (load average about 4).
+    // 2-core machine (load average about 4); 0.7, 1.9 and 3.0 ms with 40 requests.
     private static readonly TimeSpan OnTime = TimeSpan.FromMilliseconds(100);
 
     [Fact]
