@@ -16,8 +16,13 @@ public sealed class ScrapeEndpointTests(InProcessApp factory) : IClassFixture<In
         (await app.GetAsync(new Uri("/api/diagscenario/taskasyncwait?delayMs=0", UriKind.Relative)).DefaultTimeout()).EnsureSuccessStatusCode();
         using var livePage = LivePageClient(factory);
 
+        // The queue-delay histogram is in the scrape once the probe, on its own interval, has measured once: on a busy
+        // machine that can come after the app answers its first request (CI once scraped before it).
+        var (_, text) = await Poll.UntilAsync(
+            () => livePage.GetStringAsync(new Uri("/metrics", UriKind.Relative)),
+            t => t.Contains("# TYPE diagnosticscenarios_threadpool_queue_delay_milliseconds histogram", StringComparison.Ordinal),
+            TimeoutExtensions.Default);
         using var response = await livePage.GetAsync(new Uri("/metrics", UriKind.Relative)).DefaultTimeout();
-        var text = await response.Content.ReadAsStringAsync().DefaultTimeout();
 
         Assert.Equal(HttpStatusCode.OK, response.StatusCode);
         Assert.Equal("text/plain; version=0.0.4; charset=utf-8", response.Content.Headers.ContentType?.ToString());
