@@ -68,6 +68,7 @@ case "$tool" in
     status=0
     timeout -s INT -k 5 "$(( seconds + 5 ))" siege "${pace[@]}" -c "$connections" -t "${seconds}S" "$url" || status=$?
     [ "$status" -eq 124 ] && { echo "siege did not stop at ${seconds} s; interrupted 5 s later" >&2; status=0; }
+    [ "$status" -eq 137 ] && echo "siege did not stop at ${seconds} s nor when interrupted; killed, so it printed no summary" >&2
     exit "$status" ;;
   wrk) exec wrk -t "$(( connections < 2 ? 1 : 2 ))" -c "$connections" -d "$duration" --latency "$url" ;;
   runner)
