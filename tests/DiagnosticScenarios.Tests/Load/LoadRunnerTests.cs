@@ -71,7 +71,9 @@ public sealed class LoadRunnerTests
         }).DefaultTimeout();
 
         var figures = CompareSummary(report);
-        Assert.True(report.Unfinished == 4 && report.Completed == 0 && report.Timeouts == 0, figures);
+        // Every request sent is still in flight at the cut (a loaded machine once started only one of the four
+        // connections within the half second).
+        Assert.True(report.Sent > 0 && report.Unfinished == report.Sent && report.Completed == 0 && report.Timeouts == 0, figures);
         // Cut at the end of the drain, not after the 5 s queries: a second, with room for a slow start.
         Assert.True(report.Elapsed < TimeSpan.FromSeconds(2.5), figures);
         // Each one counts as having waited at least until the cut.

@@ -94,6 +94,9 @@ internal sealed record StreamArrival(long Sequence, long TakenAtUnixMs, DateTime
 
     public bool Starved => Sample.GetProperty("starved").GetBoolean();
 
+    /// <summary>The longest one of the probe's work items waited for a pool thread in the sample's second.</summary>
+    public TimeSpan QueueDelay => TimeSpan.FromMilliseconds(Sample.GetProperty("queueDelayMs").GetDouble());
+
     public TimeSpan Lag => ArrivedAt - TakenAt;
 }
 

@@ -64,6 +64,46 @@ public sealed class SqlScenarioDatabaseTests(InProcessApp app, ITestOutputHelper
         Assert.Contains(named, detail, StringComparison.OrdinalIgnoreCase);
     }
 
+    [Theory]
+    [InlineData(0)]
+    [InlineData(12)]
+    public async Task WarmUpConnections_AreOpenAtTheDatabaseBeforeTheFirstRequest(int warmUp)
+    {
+        await using var withWarmUp = _app.With(("Database:Provider", "Embedded"), ("Database:WarmUpConnections", warmUp.ToString(System.Globalization.CultureInfo.InvariantCulture)));
+
+        // Resolving a service starts the app; the responder counts the connections SqlClient holds open in its pool.
+        var responder = withWarmUp.Services.GetRequiredService<DiagnosticScenarios.Sql.Tds.TdsResponder>();
+
+        Assert.Equal(warmUp, responder.ConnectionCount);
+    }
+
+    [Fact]
+    public async Task WarmUpConnections_ToADatabaseThatIsDown_LeaveTheAppServing_AndTheScenario503NamingTheDatabase()
+    {
+        // Port 1 on loopback refuses at once.
+        await using var withWarmUp = _app.With(
+            ("Database:Provider", "PostgreSql"), ("ConnectionStrings:PostgreSql", "Host=127.0.0.1;Port=1;Username=u;Password=p"), ("Database:WarmUpConnections", "3"));
+        using var client = withWarmUp.CreateClient();
+
+        using var ping = await client.GetAsync(new Uri("/api/diagscenario/ping", UriKind.Relative)).DefaultTimeout();
+        using var scenario = await client.GetAsync(new Uri("/api/sqlscenario/async?delayMs=0", UriKind.Relative)).DefaultTimeout();
+
+        Assert.Equal(System.Net.HttpStatusCode.OK, ping.StatusCode);
+        Assert.Equal(System.Net.HttpStatusCode.ServiceUnavailable, scenario.StatusCode);
+        using var problem = System.Text.Json.JsonDocument.Parse(await scenario.Content.ReadAsStringAsync().DefaultTimeout());
+        Assert.Equal("PostgreSql", problem.RootElement.GetProperty("provider").GetString());
+    }
+
+    [Fact]
+    public async Task WarmUpConnections_AboveThePoolSize_StopTheAppAtStartNamingTheSetting()
+    {
+        await using var tooMany = _app.With(("Database:Provider", "Embedded"), ("Database:WarmUpConnections", (SqlScenarioDatabase.MaxPoolSize + 1).ToString(System.Globalization.CultureInfo.InvariantCulture)));
+
+        var error = Assert.ThrowsAny<Exception>(() => tooMany.Services);
+
+        Assert.Contains(nameof(DatabaseOptions.WarmUpConnections), error.ToString(), StringComparison.Ordinal);
+    }
+
     private InProcessApp Configure(string provider, string name, string? connectionString) =>
         connectionString is null
             ? _app.With(("Database:Provider", provider))

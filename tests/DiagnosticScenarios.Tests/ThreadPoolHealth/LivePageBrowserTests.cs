@@ -174,9 +174,13 @@ public sealed class LivePageBrowserTests(ObservedRuns runs, ITestOutputHelper ou
         var samples = run.Record<StreamRecord>(s => s.Source == StreamSource.LivePage).Arrivals;
         var atReload = reload is null ? null : samples.FirstOrDefault(s => s.TakenAt >= reload.At);
 
-        output.WriteLine($"{run}\n{reload}\nthe sample after the reload: starved {atReload?.Starved}");
+        output.WriteLine($"{run}\n{reload}\nthe sample after the reload: starved {atReload?.Starved}, queue delay {atReload?.QueueDelay.TotalMilliseconds:0} ms");
         Assert.True(reload is not null, "the page never showed starvation, so it was never reloaded");
-        Assert.True(atReload?.Starved, $"the pool was no longer starved when the page was reloaded: {atReload?.Sample}");
+        Assert.True(atReload is not null, "no sample was taken after the reload");
+        // Still mid-starvation: in the second after the reload a work item waited longer for a pool thread than the page
+        // took to come back, so a page that needed the pool could not have. (The rule's verdict can flicker for a second
+        // while the queue is long and the pool injects threads; the wait is the user's view of it.)
+        Assert.True(atReload.QueueDelay > reload.HistoryBackAfter, $"the pool was no longer starving after the reload: a work item waited only {atReload.QueueDelay.TotalMilliseconds:0} ms for a thread, the page took {reload.HistoryBackAfter?.TotalMilliseconds:0} ms: {atReload.Sample}");
         Assert.True(reload.HistoryBackAfter <= ReloadBound, $"the reloaded page had drawn its {reload.SamplesBefore} samples again after {reload.HistoryBackAfter?.TotalMilliseconds:0} ms (null: never)");
         Assert.True(reload.LiveAgainAfter <= ReloadBound + TimeSpan.FromSeconds(1), $"the reloaded page drew a new sample after {reload.LiveAgainAfter?.TotalMilliseconds:0} ms (null: never)");
     }
