@@ -5,6 +5,11 @@
   const pollMs = 5000;
   const el = (id) => document.getElementById(id);
   let shown = null;
+  // A poll must not put "No capture yet" back over what "Capture now" answered: polls wait while a capture is taken,
+  // and one that was asked before the capture's answer came is dropped when its own answer comes.
+  let capturing = false;
+  let asked = 0;
+  let staleUpTo = 0;
 
   const frameName = (frame) => frame.slice(frame.indexOf('!') + 1);
   const shortMethod = (frame) => frameName(frame).replace(/\(.*$/, '').split('.').slice(-2).join('.');
@@ -107,8 +112,17 @@
   const failed = (status, problem) => `The capture failed (${status}): ${problem.title}${problem.detail ? ` ${problem.detail}` : ''}`;
 
   async function refresh() {
+    if (capturing) {
+      return;
+    }
+
+    const ask = ++asked;
     try {
       const response = await fetch('/api/threadpool/stacks', { headers: controlHeaders });
+      if (capturing || ask <= staleUpTo) {
+        return;
+      }
+
       if (response.status === 404) {
         el('stacks-status').textContent = 'No capture yet: the app takes one when it declares starvation, or press "Capture now".';
       } else if (response.ok) {
@@ -124,8 +138,10 @@
   el('stacks-capture').addEventListener('click', async () => {
     el('stacks-capture').disabled = true;
     el('stacks-status').textContent = 'Capturing…';
+    capturing = true;
     try {
       const response = await fetch(state.controlsAt + '/api/threadpool/stacks', { method: 'POST', headers: controlHeaders, mode: 'cors' });
+      staleUpTo = asked;
       if (response.ok) {
         render(await response.json());
       } else {
@@ -134,6 +150,8 @@
     } catch (error) {
       el('stacks-status').textContent = `The capture did not answer: ${error}`;
     } finally {
+      staleUpTo = asked;
+      capturing = false;
       el('stacks-capture').disabled = false;
     }
   });

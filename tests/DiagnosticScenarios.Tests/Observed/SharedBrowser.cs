@@ -59,15 +59,18 @@ internal sealed class SharedBrowser : IDisposable
     public T Read<T>(string expression) =>
         JsonSerializer.Deserialize<T>((string)Driver.ExecuteScript($"return JSON.stringify({expression});")!, Json)!;
 
-    /// <summary>Waits for a condition the page must reach, polling; the message names what never came.</summary>
-    public static void WaitUntil(Func<bool> condition, TimeSpan patience, string what)
+    /// <summary>
+    /// Waits for a condition the page must reach, polling; the message names what never came and, given
+    /// <paramref name="seen"/>, what the page showed instead.
+    /// </summary>
+    public static void WaitUntil(Func<bool> condition, TimeSpan patience, string what, Func<string>? seen = null)
     {
         var deadline = DateTime.UtcNow + patience;
         while (!condition())
         {
             if (DateTime.UtcNow > deadline)
             {
-                throw new TimeoutException($"The page did not {what} within {patience.TotalSeconds:0} s.");
+                throw new TimeoutException($"The page did not {what} within {patience.TotalSeconds:0} s.{(seen is null ? "" : $" It showed: {seen()}")}");
             }
 
             Thread.Sleep(50);

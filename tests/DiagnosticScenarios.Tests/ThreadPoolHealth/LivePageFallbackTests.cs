@@ -56,7 +56,8 @@ public sealed class LivePageFallbackTests(ObservedRuns runs, LivePageFallbackTes
             browser.Driver.Navigate().GoToUrl(app.BaseAddress);
             SharedBrowser.WaitUntil(() => browser.Driver.FindElement(By.Id("stacks-capture")).Enabled, Patience, "offer its Capture now button");
             browser.Driver.FindElement(By.Id("stacks-capture")).Click();
-            SharedBrowser.WaitUntil(() => browser.Driver.FindElement(By.Id("stacks-status")).Text.StartsWith("The capture failed", StringComparison.Ordinal), Patience, "say the capture failed");
+            SharedBrowser.WaitUntil(() => browser.Driver.FindElement(By.Id("stacks-status")).Text.StartsWith("The capture failed", StringComparison.Ordinal), Patience, "say the capture failed",
+                () => $"\"{browser.Driver.FindElement(By.Id("stacks-status")).Text}\"; the button {(browser.Driver.FindElement(By.Id("stacks-capture")).Enabled ? "enabled" : "disabled")}");
             return browser.Driver.FindElement(By.Id("stacks-status")).Text;
         }).TimeoutAfter(Patience + Patience);
         using var client = new HttpClient { BaseAddress = app.BaseAddress, Timeout = Patience };
