@@ -6,6 +6,7 @@ using System.Text.Json;
 using DiagnosticScenarios.Common;
 using DiagnosticScenarios.LoadRunner.Compare;
 using DiagnosticScenarios.LoadRunner.Load;
+using DiagnosticScenarios.LoadRunner.Server;
 
 namespace DiagnosticScenarios.LoadRunner.Cli;
 
@@ -13,6 +14,9 @@ namespace DiagnosticScenarios.LoadRunner.Cli;
 public static class CommandLine
 {
     public const int UsageExitCode = 2;
+
+    /// <summary>A comparison that could not be measured: a server that would not start, a scenario that failed its warm-up.</summary>
+    public const int FailureExitCode = 1;
     private const string Name = "DiagnosticScenarios.LoadRunner";
 
     public static async Task<int> RunAsync(string[] args, TextWriter output, TextWriter error)
@@ -45,6 +49,11 @@ public static class CommandLine
         catch (UnknownScenarioException e)
         {
             return UsageError(error, parsed, [e.Message]);
+        }
+        catch (Exception e) when (e is ServerStartException or MeasurementException)
+        {
+            await error.WriteLineAsync(e.Message);
+            return FailureExitCode;
         }
         catch (OperationCanceledException) when (cancel.IsCancellationRequested)
         {

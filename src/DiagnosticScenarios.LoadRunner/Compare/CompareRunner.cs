@@ -11,6 +11,8 @@ public static class CompareRunner
     /// its own, the first one on that first server.
     /// </summary>
     /// <exception cref="UnknownScenarioException">The app serves no such family or scenario.</exception>
+    /// <exception cref="ServerStartException">A server did not start.</exception>
+    /// <exception cref="MeasurementException">A scenario's warm-up request failed, so nothing could be measured.</exception>
     public static async Task<ComparisonResult> RunAsync(ComparisonOptions options, string commandLine, TextWriter log, CancellationToken cancellationToken = default)
     {
         ArgumentNullException.ThrowIfNull(options);
@@ -167,14 +169,35 @@ public static class CompareRunner
             cancellationToken);
 
     /// <summary>One request as the load sends them, so the first measured request does not pay for JIT and connection set-up.</summary>
+    // A scenario that cannot answer one request on a fresh server (a 503 naming a database that is down, say) would only
+    // measure its failure: the comparison stops there and says why.
     private static async Task WarmUpAsync(LoadOptions load, CancellationToken cancellationToken)
     {
+        var request = $"The warm-up request {load.Method} {load.Url.PathAndQuery}";
         using var client = new HttpClient { Timeout = load.Timeout };
-        using var request = new HttpRequestMessage(load.Method, load.Url)
+        using var message = new HttpRequestMessage(load.Method, load.Url)
         {
             Content = load.BodyBytes is { } bytes ? new SlowUploadContent(bytes, load.UploadOver ?? TimeSpan.Zero) : null,
         };
-        using var response = await client.SendAsync(request, cancellationToken);
-        response.EnsureSuccessStatusCode();
+        try
+        {
+            using var response = await client.SendAsync(message, cancellationToken);
+            if (!response.IsSuccessStatusCode)
+            {
+                var body = await response.Content.ReadAsStringAsync(cancellationToken);
+                throw new MeasurementException($"{request} answered {(int)response.StatusCode} {response.ReasonPhrase}: {(body.Length > 1000 ? body[..1000] + "…" : body)}");
+            }
+        }
+        catch (HttpRequestException e)
+        {
+            throw new MeasurementException($"{request} failed: {e.Message}", e);
+        }
+        catch (TaskCanceledException e) when (!cancellationToken.IsCancellationRequested)
+        {
+            throw new MeasurementException($"{request} had no answer within {load.Timeout.TotalSeconds:0.#} s (--timeout).", e);
+        }
     }
 }
+
+/// <summary>A scenario could not be measured: its warm-up request on a fresh server failed. The message says how.</summary>
+public sealed class MeasurementException(string message, Exception? innerException = null) : Exception(message, innerException);

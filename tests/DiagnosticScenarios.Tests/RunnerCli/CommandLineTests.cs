@@ -51,6 +51,28 @@ public sealed class CommandLineTests
         Assert.Empty(output);
     }
 
+    // Two comparisons that cannot measure anything, each on a real server: one whose database is down (port 1 refuses), so the
+    // scenario answers its warm-up with the 503 naming the database; one whose server refuses its settings at start.
+    [Theory]
+    [InlineData("Database__Provider=PostgreSql", "ConnectionStrings__PostgreSql=Host=127.0.0.1;Port=1;Username=nobody;Password=none;Database=none;Timeout=2",
+        "The warm-up request GET /api/sqlscenario/async?delayMs=1000 answered 503 Service Unavailable", "The PostgreSql database is not available.")]
+    [InlineData("Database__Provider=Embedded", "Database__WarmUpConnections=100000", "The server exited with code", "'WarmUpConnections' with the error")]
+    public async Task Compare_SaysWhyAndExitsWithCode1_WhenAScenarioCannotBeMeasured(string setting, string otherSetting, string why, string naming)
+    {
+        string[] args = ["compare", "--family", "sql", "--scenarios", "async", "--app", LoadExperiment.AppPath, "-d", "1s",
+            "--env", setting, "--env", otherSetting, "--out", Path.Combine(Path.GetTempPath(), "never-written")];
+
+        var (exitCode, output, error) = await RunAsync(args);
+
+        Assert.True(exitCode == 1, $"exit {exitCode}\n{error}");
+        // A line of the runner's own; after it, the server's output where the server said why.
+        Assert.Contains(error.Split('\n'), line => line.StartsWith(why, StringComparison.Ordinal));
+        Assert.Contains(naming, error, StringComparison.Ordinal);
+        Assert.DoesNotContain("at DiagnosticScenarios.LoadRunner.", error, StringComparison.Ordinal);
+        Assert.DoesNotContain("Usage:", error, StringComparison.Ordinal);
+        Assert.DoesNotContain("loading server pid", output, StringComparison.Ordinal);
+    }
+
     [Fact]
     public async Task Help_AnswersUsageOnStdoutAndExitCode0()
     {
