@@ -168,9 +168,11 @@ public static class CompareRunner
             },
             cancellationToken);
 
-    /// <summary>One request as the load sends them, so the first measured request does not pay for JIT and connection set-up.</summary>
-    // A scenario that cannot answer one request on a fresh server (a 503 naming a database that is down, say) would only
-    // measure its failure: the comparison stops there and says why.
+    /// <summary>
+    /// One request as the load sends them, so the first measured request does not pay for JIT and connection set-up. A
+    /// scenario that cannot answer it on a fresh server (a 503 naming a database that is down, say) would only measure its
+    /// failure: the comparison stops there and says why.
+    /// </summary>
     private static async Task WarmUpAsync(LoadOptions load, CancellationToken cancellationToken)
     {
         var request = $"The warm-up request {load.Method} {load.Url.PathAndQuery}";
