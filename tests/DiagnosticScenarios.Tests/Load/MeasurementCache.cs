@@ -64,9 +64,16 @@ public abstract class MeasurementCache
             if (!_results.TryGetValue((scenario, minWorkerThreads), out measurement))
             {
                 var batch = minWorkerThreads is null ? Batches.FirstOrDefault(b => b.Contains(scenario, StringComparer.Ordinal)) ?? [scenario] : [scenario];
+                var options = OptionsFor(scenario);
+                var otherOptions = batch.Where(name => OptionsFor(name) with { Environment = options.Environment, Scenarios = options.Scenarios } != options).ToList();
+                if (otherOptions.Count > 0)
+                {
+                    throw new InvalidOperationException($"{GetType().Name} batches {string.Join(", ", otherOptions)} with {scenario}, whose options are not theirs: one compare measures a batch with one set of options.");
+                }
+
                 var timeout = MeasurementTimeout * batch.Count;
                 var measured = RunnerProcess.MeasureAsync(
-                    OptionsFor(scenario) with { MinWorkerThreads = minWorkerThreads, Diagnose = SnapshotAfter is not null, SnapshotAfter = SnapshotAfter },
+                    options with { MinWorkerThreads = minWorkerThreads, Diagnose = SnapshotAfter is not null, SnapshotAfter = SnapshotAfter },
                     batch,
                     timeout);
                 foreach (var name in batch)

@@ -47,19 +47,26 @@ public sealed class ThreadPoolHealthApiTests(InProcessApp app, ITestOutputHelper
         using var client = _app.CreateClient();
         string[] routes = ["taskwait", "tasksleepwait", "syncio", "asyncsyncio", "taskasyncwait"];
 
-        await Task.WhenAll(routes.Select(r => client.GetStringAsync(new Uri($"/api/diagscenario/{r}?delayMs=300", UriKind.Relative)))).DefaultTimeout();
-        var snapshot = await PollAsync(client, s => Endpoint(s, "taskasyncwait") is not null);
+        // Three rounds, judged by the median, as the SQL shapes below: a route's first request compiles its code on the
+        // request thread, and a fresh machine's first run once saw taskasyncwait's first hold at 137.5 ms while the
+        // parallel tests started.
+        for (var round = 0; round < 3; round++)
+        {
+            await Task.WhenAll(routes.Select(r => client.GetStringAsync(new Uri($"/api/diagscenario/{r}?delayMs=300", UriKind.Relative)))).DefaultTimeout();
+        }
+
+        var snapshot = await PollAsync(client, s => routes.All(r => Endpoint(s, r)?.GetProperty("holdTime").GetProperty("count").GetInt32() >= 3));
 
         foreach (var blocking in routes[..^1])
         {
-            var hold = Endpoint(snapshot, blocking)!.Value.GetProperty("holdTime").GetProperty("maxMs").GetDouble();
-            Assert.True(hold >= 250, $"{blocking} held its thread {hold} ms; expected about the 300 ms query");
+            var hold = Endpoint(snapshot, blocking)!.Value.GetProperty("holdTime").GetProperty("p50Ms").GetDouble();
+            Assert.True(hold >= 250, $"{blocking} held its thread {hold} ms (median); expected about the 300 ms query");
         }
 
-        var asyncHold = Endpoint(snapshot, "taskasyncwait")!.Value.GetProperty("holdTime").GetProperty("maxMs").GetDouble();
-        var asyncLatency = Endpoint(snapshot, "taskasyncwait")!.Value.GetProperty("latency").GetProperty("maxMs").GetDouble();
-        Assert.True(asyncLatency >= 250, $"taskasyncwait took {asyncLatency} ms; expected about the 300 ms query");
-        Assert.True(asyncHold < 100, $"taskasyncwait held its thread {asyncHold} ms; an awaiting action should hand it back at once");
+        var asyncHold = Endpoint(snapshot, "taskasyncwait")!.Value.GetProperty("holdTime").GetProperty("p50Ms").GetDouble();
+        var asyncLatency = Endpoint(snapshot, "taskasyncwait")!.Value.GetProperty("latency").GetProperty("p50Ms").GetDouble();
+        Assert.True(asyncLatency >= 250, $"taskasyncwait took {asyncLatency} ms (median); expected about the 300 ms query");
+        Assert.True(asyncHold < 100, $"taskasyncwait held its thread {asyncHold} ms (median); an awaiting action should hand it back at once");
     }
 
     [Fact]
