@@ -20,11 +20,15 @@ internal sealed class PrometheusWatch : IAsyncDisposable
     private readonly PrometheusServer _prometheus;
     private readonly DateTimeOffset _startedAt;
 
-    private PrometheusWatch(PrometheusServer prometheus, DateTimeOffset startedAt)
+    private PrometheusWatch(PrometheusServer prometheus, Uri target, DateTimeOffset startedAt)
     {
         _prometheus = prometheus;
+        Target = target;
         _startedAt = startedAt;
     }
+
+    /// <summary>The live page it scrapes.</summary>
+    public Uri Target { get; }
 
     /// <summary>Starts Prometheus on the live page at <paramref name="livePage"/> and returns once it holds the alert's inputs.</summary>
     public static async Task<PrometheusWatch> StartAsync(Uri livePage)
@@ -44,7 +48,7 @@ internal sealed class PrometheusWatch : IAsyncDisposable
                 await Task.Delay(Interval / 2);
             }
 
-            return new PrometheusWatch(prometheus, startedAt);
+            return new PrometheusWatch(prometheus, livePage, startedAt);
         }
         catch
         {

@@ -2,6 +2,7 @@ using System.Diagnostics;
 using System.Globalization;
 using System.Net.Http.Json;
 using System.Text.Json;
+using DiagnosticScenarios.Common;
 using DiagnosticScenarios.Controls;
 using DiagnosticScenarios.LoadRunner.Server;
 using DiagnosticScenarios.Tests.Metrics;
@@ -82,9 +83,12 @@ public sealed class ObservedRuns : IAsyncLifetime
         var timings = new List<string>();
         void Lap(string phase) => timings.Add(string.Create(CultureInfo.InvariantCulture, $"{phase} at {clock.Elapsed.TotalSeconds:0.0} s"));
 
-        // The browser starts beside the first server, never during a load.
+        // The browser starts beside the first server, never during a load; Prometheus beside its run's server, on the live
+        // page's port picked for it here.
         var browser = SharedBrowser.Available ? BrowserAsync() : null;
-        await using var server = await HealthApp.StartAsync(LogLine.Environment);
+        var environment = new Dictionary<string, string>(LogLine.Environment);
+        await using var prometheus = plan.Scraped && PrometheusTools.Server is not null ? StartPrometheus(environment) : null;
+        await using var server = await HealthApp.StartAsync(environment);
         using var client = new HttpClient { Timeout = RequestTimeout };
         var page = await client.GetFromJsonAsync<JsonElement>(new Uri(server.BaseAddress, "api/threadpool/page")).DefaultTimeout();
         var livePage = new Uri(page.GetProperty("livePage").GetString()
@@ -105,11 +109,11 @@ public sealed class ObservedRuns : IAsyncLifetime
             failures.Add($"The browser did not start: {e}");
         }
 
-        var observers = Observers(plan, started, failures);
+        var observers = Observers(plan, started, prometheus, failures);
         var attached = await Task.WhenAll(observers.Select(o => AttachAsync(o, context)));
         failures.AddRange(attached.Where(a => a.Failure is not null).Select(a => a.Failure!));
         var observations = attached.Where(a => a.Observation is not null).Select(a => (a.Name, Observation: a.Observation!)).ToList();
-        Lap("observers attached");
+        Lap($"observers attached ({string.Join("; ", attached.Select(a => string.Create(CultureInfo.InvariantCulture, $"{a.Name} {a.Took.TotalSeconds:0.0} s")))})");
 
         string startedBy;
         DateTimeOffset startedAt;
@@ -155,7 +159,14 @@ public sealed class ObservedRuns : IAsyncLifetime
         return new ObservedRun(plan, startedBy, startedAt, stoppedAt, load, log, [.. stopped.Where(r => r is not string)], failures, string.Join(", ", timings));
     }
 
-    private static List<IRunObserver> Observers(RunPlan plan, SharedBrowser? browser, List<string> failures)
+    private static PrometheusObserver StartPrometheus(Dictionary<string, string> serverEnvironment)
+    {
+        var port = FreeLoopbackPort.Pick();
+        serverEnvironment["LivePage__Port"] = port.ToString(CultureInfo.InvariantCulture);
+        return PrometheusObserver.StartBefore(new Uri($"http://127.0.0.1:{port}/"));
+    }
+
+    private static List<IRunObserver> Observers(RunPlan plan, SharedBrowser? browser, PrometheusObserver? prometheus, List<string> failures)
     {
         List<IRunObserver> observers =
         [
@@ -176,9 +187,9 @@ public sealed class ObservedRuns : IAsyncLifetime
 
         if (plan.Scraped)
         {
-            if (PrometheusTools.Server is not null)
+            if (prometheus is not null)
             {
-                observers.Add(new PrometheusObserver());
+                observers.Add(prometheus);
             }
             else
             {
@@ -203,15 +214,16 @@ public sealed class ObservedRuns : IAsyncLifetime
         return observers;
     }
 
-    private static async Task<(string Name, IObservation? Observation, string? Failure)> AttachAsync(IRunObserver observer, RunContext context)
+    private static async Task<(string Name, IObservation? Observation, string? Failure, TimeSpan Took)> AttachAsync(IRunObserver observer, RunContext context)
     {
+        var clock = Stopwatch.StartNew();
         try
         {
-            return (observer.Name, await observer.AttachAsync(context).TimeoutAfter(TimeSpan.FromSeconds(60)), null);
+            return (observer.Name, await observer.AttachAsync(context).TimeoutAfter(TimeSpan.FromSeconds(60)), null, clock.Elapsed);
         }
         catch (Exception e)
         {
-            return (observer.Name, null, $"{observer.Name} could not attach: {e}");
+            return (observer.Name, null, $"{observer.Name} could not attach: {e}", clock.Elapsed);
         }
     }
 
