@@ -96,7 +96,15 @@ internal static class BlockedStacks
         $"Snapshot of {snapshot.ThreadCount} threads ({snapshot.PoolThreadCount} pool), recorded in {snapshot.CaptureMs} ms, analysed in {snapshot.AnalysisMs} ms, blocking sites:\n"
         + string.Join('\n', snapshot.BlockedPoolSites.Take(Shown).Select(s => $"  {s.Describe(snapshot.PoolThreadCount)}"))
         + "\nlargest groups:\n"
-        + string.Join('\n', snapshot.Groups.Take(Shown).Select(g => $"  {g.Describe(snapshot.PoolThreadCount)}{AppCall(g)}"));
+        + string.Join('\n', snapshot.Groups.Take(Shown).Select(g => $"  {g.Describe(snapshot.PoolThreadCount)}{AppCall(g)}"))
+        + UnparkedPoolStack(snapshot);
+
+    // Pool threads that are in no known blocking call are running something: where, when the message must say what the
+    // snapshot caught instead of the scenario's wait.
+    private static string UnparkedPoolStack(StackSnapshot snapshot) =>
+        snapshot.Groups.FirstOrDefault(g => g.PoolThreads && g.Blocking is null) is { } running
+            ? $"\nthe largest group of pool threads in no blocking call, leaf first:\n    {string.Join("\n    ", running.Frames.Take(25))}"
+            : "";
 
     // The call the app made when it is not the blocking frame itself, e.g. SqlCommand.ExecuteNonQuery above a socket read.
     private static string AppCall(ThreadGroup group) =>

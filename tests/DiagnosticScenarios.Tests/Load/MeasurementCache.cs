@@ -49,6 +49,10 @@ public abstract class MeasurementCache
     public async Task<ScenarioDiagnosis> DiagnosisAsync(string scenario) =>
         (await MeasurementAsync(scenario, minWorkerThreads: null)).Diagnosis ?? throw new InvalidOperationException($"{GetType().Name} does not diagnose its measurements.");
 
+    /// <summary>What the <c>compare</c> that measured the scenario printed and wrote (measuring it first if no test has).</summary>
+    internal async Task<ComparisonOutput> OutputAsync(string scenario) =>
+        (await MeasurementAsync(scenario, minWorkerThreads: null)).Output;
+
     /// <summary>The wait analysis of the trace recorded during the scenario's measured load (measuring it first if no test has).</summary>
     public async Task<WaitAnalysis> WaitsAsync(string scenario)
     {

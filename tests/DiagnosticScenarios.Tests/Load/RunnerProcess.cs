@@ -33,10 +33,14 @@ internal static class RunnerProcess
                 throw new InvalidOperationException(run.ToString());
             }
 
-            await using var json = File.OpenRead(Path.Combine(output.FullName, "compare.json"));
-            var result = await JsonSerializer.DeserializeAsync<ComparisonResult>(json, CompareJson.Options).AsTask().TimeoutAfter(timeout)
+            var files = new ComparisonOutput(
+                run.Output,
+                await File.ReadAllTextAsync(Path.Combine(output.FullName, "compare.md")).TimeoutAfter(timeout),
+                await File.ReadAllTextAsync(Path.Combine(output.FullName, "compare.json")).TimeoutAfter(timeout),
+                await File.ReadAllTextAsync(Path.Combine(output.FullName, "compare.svg")).TimeoutAfter(timeout));
+            var result = JsonSerializer.Deserialize<ComparisonResult>(files.Json, CompareJson.Options)
                 ?? throw new InvalidOperationException("compare.json was empty.");
-            return result.Results.ToDictionary(r => r.Scenario, r => new Measurement(r, r.Diagnosis), StringComparer.Ordinal);
+            return result.Results.ToDictionary(r => r.Scenario, r => new Measurement(r, r.Diagnosis, files), StringComparer.Ordinal);
         }
         finally
         {
@@ -98,5 +102,11 @@ internal static class RunnerProcess
     private static string Invariant(double value) => value.ToString(CultureInfo.InvariantCulture);
 }
 
-/// <summary>One scenario's figures, and what <c>compare --diagnose</c> saw of its server under the load, when it was asked for.</summary>
-internal sealed record Measurement(ScenarioResult Result, ScenarioDiagnosis? Diagnosis);
+/// <summary>
+/// One scenario's figures, what <c>compare --diagnose</c> saw of its server under the load when it was asked for, and what
+/// the <c>compare</c> that measured it printed and wrote.
+/// </summary>
+internal sealed record Measurement(ScenarioResult Result, ScenarioDiagnosis? Diagnosis, ComparisonOutput Output);
+
+/// <summary>What one <c>compare</c> printed on standard output, and the three files it wrote into <c>--out</c>.</summary>
+internal sealed record ComparisonOutput(string Table, string Markdown, string Json, string Svg);

@@ -1,3 +1,5 @@
+using System.Globalization;
+using System.Text.Json;
 using DiagnosticScenarios.Catalogue;
 using DiagnosticScenarios.Diagnosis;
 using Xunit.Abstractions;
@@ -90,6 +92,31 @@ public sealed class StarvationLoadTests(MockLoadMeasurements measurements, ITest
 
         output.WriteLine(BlockedStacks.Describe(snapshot));
         BlockedStacks.AssertNoPoolGroupBlockedInApp(snapshot, CatalogueData.Find(ScenarioCatalogue.Mock, "taskasyncwait"));
+    }
+
+    // The comparison these tests read is the one a user runs: `compare --family mock --diagnose`, out of process; what it
+    // printed and wrote into --out, each scenario in the table, the Markdown, the JSON and the chart.
+    [Fact]
+    public async Task Comparison_PrintsTheTable_AndWritesMarkdownJsonAndChart_ForEachScenario()
+    {
+        var output = await measurements.OutputAsync("taskasyncwait");
+
+        var scenarios = CatalogueData.Shapes(ScenarioCatalogue.Mock).Select(name => CatalogueData.Find(ScenarioCatalogue.Mock, name)).ToList();
+        Assert.All(scenarios, s => Assert.Contains($"| {s.Name} | {s.Verdict.ToString().ToUpperInvariant()} |", output.Table, StringComparison.Ordinal));
+        Assert.Contains("![", output.Markdown, StringComparison.Ordinal);
+        Assert.Contains("<polyline", output.Svg, StringComparison.Ordinal);
+        Assert.All(scenarios, s => Assert.Contains($"{s.Name} ({s.Verdict.ToString().ToUpperInvariant()})", output.Svg, StringComparison.Ordinal));
+        using var json = JsonDocument.Parse(output.Json);
+        var results = json.RootElement.GetProperty("results");
+        Assert.Equal(scenarios.Select(s => s.Name).Order(StringComparer.Ordinal), results.EnumerateArray().Select(r => r.GetProperty("scenario").GetString()!).Order(StringComparer.Ordinal));
+        // The sampler always takes one sample when it starts and one when it stops; once a second in between, the load
+        // leaves no gap longer than a second and a half (a late wake-up on a busy machine).
+        Assert.All(results.EnumerateArray(), r =>
+        {
+            var seconds = r.GetProperty("threads").EnumerateArray().Select(t => t.GetProperty("seconds").GetDouble()).ToList();
+            var gaps = seconds.Zip(seconds.Skip(1), (a, b) => b - a).ToList();
+            Assert.True(seconds.Count >= 3 && gaps.Max() <= 1.5, $"{r.GetProperty("scenario")}: thread count sampled at {string.Join(", ", seconds.Select(x => x.ToString("0.00", CultureInfo.InvariantCulture)))} s");
+        });
     }
 
     [Fact]
