@@ -33,10 +33,14 @@ public static class ControlGate
         return services;
     }
 
-    /// <summary>Puts the gate in front of an endpoint or every endpoint of a group.</summary>
+    /// <summary>
+    /// Puts the gate in front of an endpoint or every endpoint of a group, with the live page's CORS policy: the page,
+    /// served off the pool on a server of its own, calls every control on the app from its own origin.
+    /// </summary>
     public static TBuilder RequireControlGate<TBuilder>(this TBuilder builder)
         where TBuilder : IEndpointConventionBuilder =>
         builder.AddEndpointFilter<TBuilder, ControlGateFilter>()
+            .RequireCors(ControlsRegistration.LivePagePolicy)
             .ProducesProblem(StatusCodes.Status403Forbidden);
 
     /// <summary>The first rule the request breaks, or null when it may pass.</summary>

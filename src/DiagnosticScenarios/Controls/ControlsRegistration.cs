@@ -49,8 +49,8 @@ public static class ControlsRegistration
         // Read now, before any request can change it.
         _ = startup.Value;
 
-        var controls = endpoints.MapGroup("/api/threadpool").WithTags("ThreadPoolHealth").WithMetadata(ExcludeFromAttribution.Instance)
-            .RequireCors(LivePagePolicy);
+        // Each control brings the live page's CORS policy with its gate (RequireControlGate).
+        var controls = endpoints.MapGroup("/api/threadpool").WithTags("ThreadPoolHealth").WithMetadata(ExcludeFromAttribution.Instance);
         controls.MapMinThreads();
         controls.MapLoad();
         return endpoints;

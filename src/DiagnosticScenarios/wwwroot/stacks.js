@@ -5,11 +5,10 @@
   const pollMs = 5000;
   const el = (id) => document.getElementById(id);
   let shown = null;
-  // A poll must not put "No capture yet" back over what "Capture now" answered: polls wait while a capture is taken,
-  // and one that was asked before the capture's answer came is dropped when its own answer comes.
+  // A poll must not put "No capture yet" back over what "Capture now" answered: no poll is sent while a capture is
+  // taken, and the answer of one that was sent before a capture started is dropped.
   let capturing = false;
-  let asked = 0;
-  let staleUpTo = 0;
+  let capturesStarted = 0;
 
   const frameName = (frame) => frame.slice(frame.indexOf('!') + 1);
   const shortMethod = (frame) => frameName(frame).replace(/\(.*$/, '').split('.').slice(-2).join('.');
@@ -116,10 +115,10 @@
       return;
     }
 
-    const ask = ++asked;
+    const capturesBefore = capturesStarted;
     try {
       const response = await fetch('/api/threadpool/stacks', { headers: controlHeaders });
-      if (capturing || ask <= staleUpTo) {
+      if (capturesStarted !== capturesBefore) {
         return;
       }
 
@@ -139,9 +138,9 @@
     el('stacks-capture').disabled = true;
     el('stacks-status').textContent = 'Capturing…';
     capturing = true;
+    capturesStarted += 1;
     try {
       const response = await fetch(state.controlsAt + '/api/threadpool/stacks', { method: 'POST', headers: controlHeaders, mode: 'cors' });
-      staleUpTo = asked;
       if (response.ok) {
         render(await response.json());
       } else {
@@ -150,7 +149,6 @@
     } catch (error) {
       el('stacks-status').textContent = `The capture did not answer: ${error}`;
     } finally {
-      staleUpTo = asked;
       capturing = false;
       el('stacks-capture').disabled = false;
     }

@@ -72,6 +72,46 @@ public sealed class LivePageFallbackTests(ObservedRuns runs, LivePageFallbackTes
         Assert.Contains(problem.GetProperty("detail").GetString()!, shown, StringComparison.Ordinal);
     }
 
+    // The race a poll can lose: the page's first read of the latest capture leaves before "Capture now" is pressed and, held
+    // back here for three seconds in the browser (the server answered it at once: no capture yet), arrives after the
+    // capture's own answer. A server of its own, so that no capture exists when the page asks.
+    [ChromiumFact]
+    public async Task LivePage_KeepsTheCapturesAnswer_WhenAPollAskedBeforeItAnswersAfterIt()
+    {
+        await using var app = await HealthApp.StartAsync(new Dictionary<string, string> { ["DOTNET_EnableDiagnostics"] = "0" });
+        var browser = await runs.BrowserAsync();
+        const string holdPollsBack = """
+            const fetched = window.fetch.bind(window);
+            window.fetch = (url, options) => String(url).endsWith('/api/threadpool/stacks') && !(options && options.method === 'POST')
+              ? fetched(url, options).then((response) => new Promise((resolve) => setTimeout(() => resolve(response), 3000)))
+              : fetched(url, options);
+            """;
+
+        var (shown, afterThePoll) = await Task.Run(() =>
+        {
+            var script = (Dictionary<string, object?>)browser.Driver.ExecuteCdpCommand("Page.addScriptToEvaluateOnNewDocument", new Dictionary<string, object?> { ["source"] = holdPollsBack })!;
+            try
+            {
+                browser.Driver.Navigate().GoToUrl(app.BaseAddress);
+                SharedBrowser.WaitUntil(() => browser.Driver.FindElement(By.Id("stacks-capture")).Enabled, Patience, "offer its Capture now button");
+                browser.Driver.FindElement(By.Id("stacks-capture")).Click();
+                SharedBrowser.WaitUntil(() => browser.Driver.FindElement(By.Id("stacks-status")).Text.StartsWith("The capture failed", StringComparison.Ordinal), Patience, "say the capture failed",
+                    () => $"\"{browser.Driver.FindElement(By.Id("stacks-status")).Text}\"");
+                var shown = browser.Driver.FindElement(By.Id("stacks-status")).Text;
+                // Physics sets this interval: past the held-back poll's three seconds, before the next poll (every five).
+                Thread.Sleep(TimeSpan.FromSeconds(3.5));
+                return (shown, browser.Driver.FindElement(By.Id("stacks-status")).Text);
+            }
+            finally
+            {
+                browser.Driver.ExecuteCdpCommand("Page.removeScriptToEvaluateOnNewDocument", new Dictionary<string, object?> { ["identifier"] = script["identifier"] });
+            }
+        }).TimeoutAfter(Patience + Patience);
+
+        output.WriteLine($"after the capture: {shown}\nafter the older poll's answer: {afterThePoll}");
+        Assert.Equal(shown, afterThePoll);
+    }
+
     /// <summary>
     /// One server for the class: the live page's port held by a listener of the test's own, and the runtime's diagnostic
     /// port switched off. Started on first use, so a run that skips the page tests starts nothing.
