@@ -16,11 +16,14 @@ public sealed class ScrapeEndpointTests(InProcessApp factory) : IClassFixture<In
         (await app.GetAsync(new Uri("/api/diagscenario/taskasyncwait?delayMs=0", UriKind.Relative)).DefaultTimeout()).EnsureSuccessStatusCode();
         using var livePage = LivePageClient(factory);
 
-        // The queue-delay histogram is in the scrape once the probe, on its own interval, has measured once: on a busy
-        // machine that can come after the app answers its first request (CI once scraped before it).
+        // The queue-delay histogram is in the scrape once the probe, on its own interval, has measured once, and the
+        // request's duration once ASP.NET Core's hosting has recorded it, when the request ends, which may be after the
+        // client has its answer: on a busy machine either can come after the app answers its first request (CI once
+        // scraped before each).
         var (_, text) = await Poll.UntilAsync(
             () => livePage.GetStringAsync(new Uri("/metrics", UriKind.Relative)),
-            t => t.Contains("# TYPE diagnosticscenarios_threadpool_queue_delay_milliseconds histogram", StringComparison.Ordinal),
+            t => t.Contains("# TYPE diagnosticscenarios_threadpool_queue_delay_milliseconds histogram", StringComparison.Ordinal)
+                && t.Contains("http_route=\"api/diagscenario/taskasyncwait\"", StringComparison.Ordinal),
             TimeoutExtensions.Default);
         using var response = await livePage.GetAsync(new Uri("/metrics", UriKind.Relative)).DefaultTimeout();
 
