@@ -25,7 +25,7 @@ public static class HostingRequests
     public static RequestLabels Record(int processId, TimeSpan window, Action atTheEnd, DiagnosisOptions? options = null)
     {
         options ??= DiagnosisOptions.Default;
-        var trace = Path.Combine(Path.GetTempPath(), $"requests-{processId}-{Guid.NewGuid():N}.nettrace");
+        var trace = ScratchFiles.NewPath($"requests-{processId}", ".nettrace");
         try
         {
             var provider = new EventPipeProvider(ProviderName, EventLevel.Informational);

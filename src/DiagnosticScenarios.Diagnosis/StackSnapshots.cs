@@ -20,7 +20,7 @@ public static class StackSnapshots
     public static StackSnapshot Capture(int processId, DiagnosisOptions? options = null)
     {
         options ??= DiagnosisOptions.Default;
-        var trace = Path.Combine(Path.GetTempPath(), $"stacks-{processId}-{Guid.NewGuid():N}.nettrace");
+        var trace = ScratchFiles.NewPath($"stacks-{processId}", ".nettrace");
         try
         {
             var recording = Stopwatch.StartNew();
@@ -46,7 +46,7 @@ public static class StackSnapshots
     public static StackSnapshot CaptureWithRequests(int processId, TimeSpan window, DiagnosisOptions? options = null)
     {
         options ??= DiagnosisOptions.Default;
-        var trace = Path.Combine(Path.GetTempPath(), $"stacks-{processId}-{Guid.NewGuid():N}.nettrace");
+        var trace = ScratchFiles.NewPath($"stacks-{processId}", ".nettrace");
         try
         {
             var captureMs = 0.0;

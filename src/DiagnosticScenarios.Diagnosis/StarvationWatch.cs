@@ -48,7 +48,7 @@ public static class StarvationWatch
         var reading = new CounterReading(sessionId, rule, onSecond);
         var started = Stopwatch.StartNew();
         StackSnapshot? snapshot = null;
-        var trace = Path.Combine(Path.GetTempPath(), $"watch-{processId}-{Guid.NewGuid():N}.nettrace");
+        var trace = ScratchFiles.NewPath($"watch-{processId}", ".nettrace");
         try
         {
             EventPipeRecorder.Listen(processId, providers, reading.OnEvent, () =>

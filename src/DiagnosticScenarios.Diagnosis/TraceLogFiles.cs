@@ -22,7 +22,7 @@ internal sealed class TraceLogFiles : IDisposable
             throw new DiagnosisException(DiagnosisFailure.UnreadableTrace, $"No file at {nettracePath}: pass the path of a .nettrace file.");
         }
 
-        var etlx = Path.Combine(Path.GetTempPath(), $"{Path.GetFileNameWithoutExtension(nettracePath)}-{Guid.NewGuid():N}.etlx");
+        var etlx = ScratchFiles.NewPath(Path.GetFileNameWithoutExtension(nettracePath), ".etlx");
         try
         {
             TraceLog.CreateFromEventPipeDataFile(nettracePath, etlx);

@@ -25,7 +25,7 @@ public static class WaitAnalyzer
     public static WaitAnalysis Capture(int processId, TimeSpan duration, DiagnosisOptions? options = null)
     {
         options ??= DiagnosisOptions.Default;
-        var trace = Path.Combine(Path.GetTempPath(), $"waits-{processId}-{Guid.NewGuid():N}.nettrace");
+        var trace = ScratchFiles.NewPath($"waits-{processId}", ".nettrace");
         try
         {
             Record(processId, duration, trace, options);

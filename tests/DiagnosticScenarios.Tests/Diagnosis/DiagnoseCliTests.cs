@@ -1,4 +1,6 @@
 using System.Diagnostics;
+using DiagnosticScenarios.Common;
+using DiagnosticScenarios.Diagnosis;
 
 namespace DiagnosticScenarios.Tests.Diagnosis;
 
@@ -40,6 +42,40 @@ public sealed class DiagnoseCliTests
 
         Assert.Equal(1, run.ExitCode);
         Assert.Contains("No process is named 'NoSuchDiagnosticScenariosProcess'", OneLine(run.Error), StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public async Task Stacks_DeletesTheTraceFoldersOfProcessesThatAreGone_KeepsThoseOfRunningOnes_AndLeavesNoneOfItsOwn()
+    {
+        // What a server killed mid-capture leaves (the load runner and the tests kill starved servers), and the folder of a
+        // process still running.
+        var stale = Directory.CreateDirectory(ScratchFiles.FolderOf(await ExitedProcessIdAsync()));
+        await File.WriteAllTextAsync(Path.Combine(stale.FullName, "stacks-1.nettrace"), "a capture its process was killed before it could delete");
+        using var sleep = Process.Start(new ProcessStartInfo("sleep", "30") { UseShellExecute = false })!;
+        var running = Directory.CreateDirectory(ScratchFiles.FolderOf(sleep.Id));
+        try
+        {
+            await using var cli = ChildProcess.Start(new ChildProcessStart("dotnet", [DiagnoseCli.Path, "stacks", "-p", $"{Environment.ProcessId}", "--requests-window", "0s"])
+            {
+                WorkingDirectory = RepositoryPaths.Root,
+                TimeLimit = TimeSpan.FromSeconds(30),
+            });
+            var run = await cli.WaitForExitAsync();
+
+            Assert.True(run.ExitCode == 0, run.ToString());
+            Assert.False(Directory.Exists(stale.FullName), $"{stale.FullName} is still there");
+            Assert.True(Directory.Exists(running.FullName), $"{running.FullName}, of a running process, was deleted");
+            Assert.False(Directory.Exists(ScratchFiles.FolderOf(cli.Id)), "the CLI left its own folder behind");
+        }
+        finally
+        {
+            sleep.Kill();
+            running.Delete(recursive: true);
+            if (Directory.Exists(stale.FullName))
+            {
+                stale.Delete(recursive: true);
+            }
+        }
     }
 
     [Theory]

@@ -13,19 +13,34 @@ internal static class DotnetBlockingTool
         .GetCustomAttributes<AssemblyMetadataAttribute>()
         .Single(a => a.Key == "DotnetBlockingPackageFolder").Value!;
 
-    /// <summary>Installs the tool and answers the installed command's path.</summary>
-    public static async Task<string> InstallAsync()
+    /// <summary>Installs the tool into a folder of its own, which goes when the answer is disposed.</summary>
+    public static async Task<InstalledTool> InstallAsync()
     {
         var folder = Directory.CreateTempSubdirectory("dotnet-blocking-tool-");
-
-        // Only the packed folder is a source here: the install reads nothing from a registry.
-        await File.WriteAllTextAsync(Path.Combine(folder.FullName, "nuget.config"),
-            "<configuration><packageSources><clear /></packageSources></configuration>");
-        var tools = Path.Combine(folder.FullName, "tools");
-        var install = await ChildProcess.RunAsync(
-            new ChildProcessStart("dotnet", ["tool", "install", "--tool-path", tools, "--add-source", PackageFolder, "dotnet-blocking"]) { WorkingDirectory = folder.FullName },
-            TimeSpan.FromSeconds(60));
-        Assert.True(install.ExitCode == 0, install.ToString());
-        return Path.Combine(tools, OperatingSystem.IsWindows() ? "dotnet-blocking.exe" : "dotnet-blocking");
+        try
+        {
+            // Only the packed folder is a source here: the install reads nothing from a registry.
+            await File.WriteAllTextAsync(Path.Combine(folder.FullName, "nuget.config"),
+                "<configuration><packageSources><clear /></packageSources></configuration>");
+            var tools = Path.Combine(folder.FullName, "tools");
+            var install = await ChildProcess.RunAsync(
+                new ChildProcessStart("dotnet", ["tool", "install", "--tool-path", tools, "--add-source", PackageFolder, "dotnet-blocking"]) { WorkingDirectory = folder.FullName },
+                TimeSpan.FromSeconds(60));
+            Assert.True(install.ExitCode == 0, install.ToString());
+            return new InstalledTool(folder, Path.Combine(tools, OperatingSystem.IsWindows() ? "dotnet-blocking.exe" : "dotnet-blocking"));
+        }
+        catch
+        {
+            folder.Delete(recursive: true);
+            throw;
+        }
     }
+}
+
+/// <summary>The installed command, in a folder deleted on dispose (the tool and its copy of the runtime's libraries, 26 MB).</summary>
+internal sealed class InstalledTool(DirectoryInfo folder, string command) : IDisposable
+{
+    public string Command { get; } = command;
+
+    public void Dispose() => folder.Delete(recursive: true);
 }

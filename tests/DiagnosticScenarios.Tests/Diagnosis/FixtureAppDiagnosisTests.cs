@@ -57,7 +57,7 @@ public sealed class FixtureAppDiagnosisTests(ITestOutputHelper output)
                 app.At("Controllers/OrdersController.cs", "OrdersController.Invoice", "_orders.SendInvoice(id);"),
             ]),
         ];
-        var cli = installedTool ? await DotnetBlockingTool.InstallAsync().TimeoutAfter(TimeSpan.FromSeconds(90)) : null;
+        using var cli = installedTool ? await DotnetBlockingTool.InstallAsync().TimeoutAfter(TimeSpan.FromSeconds(90)) : null;
 
         await using var server = await BlockedServer.StartAsync(app.ServerOptions);
         foreach (var route in chains.Select(c => c.Uri).Distinct())
@@ -67,8 +67,8 @@ public sealed class FixtureAppDiagnosisTests(ITestOutputHelper output)
 
         await server.WhenEveryLoopHasAnsweredAsync(FirstAnswers);
         // Side by side, as two terminals would run them: two EventPipe sessions on the same starved process.
-        var stacksRun = RunAsync(cli, "stacks", "-p", $"{server.ProcessId}", "--format", "json", "--top", "10", "--requests-window", "1.5s");
-        var waitsRun = RunAsync(cli, "waits", "-p", $"{server.ProcessId}", "--json", "--top", "10", "--duration", "1.5s");
+        var stacksRun = RunAsync(cli?.Command, "stacks", "-p", $"{server.ProcessId}", "--format", "json", "--top", "10", "--requests-window", "1.5s");
+        var waitsRun = RunAsync(cli?.Command, "waits", "-p", $"{server.ProcessId}", "--json", "--top", "10", "--duration", "1.5s");
         var stacks = await stacksRun;
         var waits = await waitsRun;
 

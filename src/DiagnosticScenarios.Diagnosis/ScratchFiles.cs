@@ -1,0 +1,71 @@
+using System.Diagnostics;
+using System.Globalization;
+
+namespace DiagnosticScenarios.Diagnosis;
+
+/// <summary>
+/// Where the diagnosis writes the traces it reads once and deletes (a stack capture's few megabytes, its indexed copy): a
+/// folder of this process's own under the temporary folder. A process killed mid-capture cannot delete its files, and the
+/// load runner and the tests kill starved servers whose own capture is running; so the first capture of each process
+/// deletes the folders of processes that are gone, and nothing piles up.
+/// </summary>
+public static class ScratchFiles
+{
+    private const string Prefix = "diagnosticscenarios-traces-";
+
+    private static readonly Lazy<string> Folder = new(CreateFolder, LazyThreadSafetyMode.ExecutionAndPublication);
+
+    /// <summary>A new path in this process's folder: <paramref name="name"/>, a unique suffix and <paramref name="extension"/>.</summary>
+    internal static string NewPath(string name, string extension) =>
+        Path.Combine(Folder.Value, $"{name}-{Guid.NewGuid():N}{extension}");
+
+    /// <summary>The folder of process <paramref name="processId"/>'s traces.</summary>
+    public static string FolderOf(int processId) =>
+        Path.Combine(Path.GetTempPath(), Prefix + processId.ToString(CultureInfo.InvariantCulture));
+
+    private static string CreateFolder()
+    {
+        foreach (var stale in Directory.EnumerateDirectories(Path.GetTempPath(), Prefix + "*"))
+        {
+            // A folder named after this process's id is a dead process's whose id came round again.
+            if (!int.TryParse(Path.GetFileName(stale).AsSpan(Prefix.Length), NumberStyles.None, CultureInfo.InvariantCulture, out var owner)
+                || (owner != Environment.ProcessId && IsRunning(owner)))
+            {
+                continue;
+            }
+
+            TryDelete(stale);
+        }
+
+        var folder = Directory.CreateDirectory(FolderOf(Environment.ProcessId)).FullName;
+
+        // A process that ends as processes should (its work done, or stopped by a signal it handles) leaves nothing either.
+        AppDomain.CurrentDomain.ProcessExit += (_, _) => TryDelete(folder);
+        return folder;
+    }
+
+    private static void TryDelete(string folder)
+    {
+        try
+        {
+            Directory.Delete(folder, recursive: true);
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+        {
+            // Another user's, or being deleted by another process at the same moment.
+        }
+    }
+
+    private static bool IsRunning(int processId)
+    {
+        try
+        {
+            using var process = Process.GetProcessById(processId);
+            return !process.HasExited;
+        }
+        catch (Exception e) when (e is ArgumentException or InvalidOperationException)
+        {
+            return false;
+        }
+    }
+}
