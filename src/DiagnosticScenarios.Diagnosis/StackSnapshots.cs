@@ -93,16 +93,28 @@ public static class StackSnapshots
         using (var log = TraceLogFiles.Open(nettracePath))
         using (var resolver = new StackResolver(log.TraceLog, nettracePath, options))
         {
-            // A parked thread has the same stack in every sample; the first is as good as any, as dotnet-stack takes it.
+            // Each thread is shown where most of its samples found it. A parked thread has the same stack in every sample; a
+            // thread caught for a moment in a lock's slow path or a short wait, as a single sample (dotnet-stack's) can catch
+            // it, is not parked there; threads that take turns at a lock are mostly waiting for it.
+            var samples = new Dictionary<int, Dictionary<CallStackIndex, (int Count, TraceCallStack? Stack)>>();
             var source = log.TraceLog.Events.GetSource();
             source.AllEvents += data =>
             {
-                if (data.ProviderName == SampleProfiler && !threads.ContainsKey(data.ThreadID))
+                if (data.ProviderName == SampleProfiler)
                 {
-                    threads[data.ThreadID] = resolver.Resolve(StackResolver.Frames(data.CallStack()));
+                    var stacks = samples.TryGetValue(data.ThreadID, out var seen) ? seen : samples[data.ThreadID] = [];
+                    var index = data.CallStackIndex();
+                    stacks[index] = stacks.TryGetValue(index, out var counted) ? (counted.Count + 1, counted.Stack) : (1, data.CallStack());
                 }
             };
             source.Process();
+            foreach (var (thread, stacks) in samples)
+            {
+                // The first of the most frequent stacks: a dictionary enumerates in insertion order while nothing is removed.
+                var mostSeen = stacks.Values.Aggregate((best, next) => next.Count > best.Count ? next : best);
+                threads[thread] = resolver.Resolve(StackResolver.Frames(mostSeen.Stack));
+            }
+
             modules = resolver.Modules;
         }
 
