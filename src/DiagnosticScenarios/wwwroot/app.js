@@ -459,6 +459,11 @@ async function wireControls() {
     $('minthreads-status').textContent = (await call('DELETE', '/api/threadpool/minthreads')).text;
   });
   $('export-png').addEventListener('click', exportPng);
+
+  // Until now a press would have gone nowhere (no listener yet) or to the wrong server (the app's address not yet known).
+  for (const id of ['export-png', 'stacks-capture', 'load-start', 'load-stop', 'minthreads-apply', 'minthreads-reset']) {
+    $(id).disabled = false;
+  }
 }
 
 // Where the page came from decides whether it can stay live: its own server's threads, or the pool it reports on.

@@ -72,6 +72,41 @@ public sealed class LivePageFallbackTests(ObservedRuns runs, LivePageFallbackTes
         Assert.Contains(problem.GetProperty("detail").GetString()!, shown, StringComparison.Ordinal);
     }
 
+    // A press before the page knows where the app is would go nowhere (no listener yet) or to the wrong server: the page's
+    // question is held back here for two seconds in the browser, and every control waits for its answer.
+    [ChromiumFact]
+    public async Task LivePage_OffersItsControls_OnlyOnceItKnowsWhereTheAppIs()
+    {
+        var app = await server.StartAsync();
+        var browser = await runs.BrowserAsync();
+        const string holdSettingsBack = """
+            const fetched = window.fetch.bind(window);
+            window.fetch = (url, options) => String(url).endsWith('/api/threadpool/page')
+              ? fetched(url, options).then((response) => new Promise((resolve) => setTimeout(() => resolve(response), 2000)))
+              : fetched(url, options);
+            """;
+        const string enabled = "['export-png', 'stacks-capture', 'load-start', 'load-stop', 'minthreads-apply', 'minthreads-reset'].filter((id) => !document.getElementById(id).disabled).join(' ')";
+
+        var (before, after) = await Task.Run(() =>
+        {
+            var script = (Dictionary<string, object?>)browser.Driver.ExecuteCdpCommand("Page.addScriptToEvaluateOnNewDocument", new Dictionary<string, object?> { ["source"] = holdSettingsBack })!;
+            try
+            {
+                browser.Driver.Navigate().GoToUrl(app.BaseAddress);
+                var before = browser.Read<string>(enabled);
+                SharedBrowser.WaitUntil(() => browser.Read<string>(enabled).Split(' ').Length == 6, Patience, "enable its controls", () => browser.Read<string>(enabled));
+                return (before, browser.Read<string>(enabled));
+            }
+            finally
+            {
+                browser.Driver.ExecuteCdpCommand("Page.removeScriptToEvaluateOnNewDocument", new Dictionary<string, object?> { ["identifier"] = script["identifier"] });
+            }
+        }).TimeoutAfter(Patience + Patience);
+
+        output.WriteLine($"enabled while the page waited for its settings: \"{before}\"; once it had them: \"{after}\"");
+        Assert.Equal("", before);
+    }
+
     // The race a poll can lose: the page's first read of the latest capture leaves before "Capture now" is pressed and, held
     // back here for three seconds in the browser (the server answered it at once: no capture yet), arrives after the
     // capture's own answer. A server of its own, so that no capture exists when the page asks.
