@@ -115,11 +115,24 @@ public sealed class LivePageFallbackTests(ObservedRuns runs, LivePageFallbackTes
     {
         await using var app = await HealthApp.StartAsync(new Dictionary<string, string> { ["DOTNET_EnableDiagnostics"] = "0" });
         var browser = await runs.BrowserAsync();
+        // Every call the page makes for the capture and every text its status shows, timed, for a failure to print.
         const string holdPollsBack = """
             const fetched = window.fetch.bind(window);
-            window.fetch = (url, options) => String(url).endsWith('/api/threadpool/stacks') && !(options && options.method === 'POST')
-              ? fetched(url, options).then((response) => new Promise((resolve) => setTimeout(() => resolve(response), 3000)))
-              : fetched(url, options);
+            const started = Date.now();
+            window.seen = [];
+            const see = (what) => window.seen.push(`${Date.now() - started} ms ${what}`);
+            window.fetch = (url, options) => {
+              if (!String(url).endsWith('/api/threadpool/stacks')) return fetched(url, options);
+              const call = `${options && options.method || 'GET'} ${url}`;
+              see(call);
+              const answered = fetched(url, options).then((response) => { see(`${call}: ${response.status}`); return response; });
+              return options && options.method === 'POST' ? answered : answered.then((response) => new Promise((resolve) => setTimeout(() => resolve(response), 3000)));
+            };
+            document.addEventListener('DOMContentLoaded', () => {
+              const status = document.getElementById('stacks-status');
+              new MutationObserver(() => see(`status: ${status.textContent}`)).observe(status, { childList: true, characterData: true, subtree: true });
+              document.getElementById('stacks-capture').addEventListener('click', () => see('Capture now pressed'));
+            });
             """;
 
         var (shown, afterThePoll) = await Task.Run(() =>
@@ -131,7 +144,7 @@ public sealed class LivePageFallbackTests(ObservedRuns runs, LivePageFallbackTes
                 SharedBrowser.WaitUntil(() => browser.Driver.FindElement(By.Id("stacks-capture")).Enabled, Patience, "offer its Capture now button");
                 browser.Driver.FindElement(By.Id("stacks-capture")).Click();
                 SharedBrowser.WaitUntil(() => browser.Driver.FindElement(By.Id("stacks-status")).Text.StartsWith("The capture failed", StringComparison.Ordinal), Patience, "say the capture failed",
-                    () => $"\"{browser.Driver.FindElement(By.Id("stacks-status")).Text}\"");
+                    () => $"\"{browser.Driver.FindElement(By.Id("stacks-status")).Text}\", after:\n{string.Join('\n', browser.Read<string[]>("window.seen"))}");
                 var shown = browser.Driver.FindElement(By.Id("stacks-status")).Text;
                 // Physics sets this interval: past the held-back poll's three seconds, before the next poll (every five).
                 Thread.Sleep(TimeSpan.FromSeconds(3.5));
