@@ -19,16 +19,18 @@ public static class ScratchFiles
     internal static string NewPath(string name, string extension) =>
         Path.Combine(Folder.Value, $"{name}-{Guid.NewGuid():N}{extension}");
 
-    /// <summary>The folder of process <paramref name="processId"/>'s traces.</summary>
-    public static string FolderOf(int processId) =>
-        Path.Combine(Path.GetTempPath(), Prefix + processId.ToString(CultureInfo.InvariantCulture));
+    /// <summary>How the name of a folder of process <paramref name="processId"/> starts; a random suffix follows.</summary>
+    public static string FolderPrefixOf(int processId) =>
+        Prefix + processId.ToString(CultureInfo.InvariantCulture) + "-";
 
     private static string CreateFolder()
     {
         foreach (var stale in Directory.EnumerateDirectories(Path.GetTempPath(), Prefix + "*"))
         {
-            // A folder named after this process's id is a dead process's whose id came round again.
-            if (!int.TryParse(Path.GetFileName(stale).AsSpan(Prefix.Length), NumberStyles.None, CultureInfo.InvariantCulture, out var owner)
+            // This process's id on a folder is a dead process's whose id came round again: this one has none yet.
+            var name = Path.GetFileName(stale.AsSpan())[Prefix.Length..];
+            var dash = name.IndexOf('-');
+            if (dash < 0 || !int.TryParse(name[..dash], NumberStyles.None, CultureInfo.InvariantCulture, out var owner)
                 || (owner != Environment.ProcessId && IsRunning(owner)))
             {
                 continue;
@@ -37,7 +39,8 @@ public static class ScratchFiles
             TryDelete(stale);
         }
 
-        var folder = Directory.CreateDirectory(FolderOf(Environment.ProcessId)).FullName;
+        // A new folder of a random name, readable by this user alone (on Unix), which no other user can have made first.
+        var folder = Directory.CreateTempSubdirectory(FolderPrefixOf(Environment.ProcessId)).FullName;
 
         // A process that ends as processes should (its work done, or stopped by a signal it handles) leaves nothing either.
         AppDomain.CurrentDomain.ProcessExit += (_, _) => TryDelete(folder);

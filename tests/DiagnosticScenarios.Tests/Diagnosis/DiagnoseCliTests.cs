@@ -49,10 +49,10 @@ public sealed class DiagnoseCliTests
     {
         // What a server killed mid-capture leaves (the load runner and the tests kill starved servers), and the folder of a
         // process still running.
-        var stale = Directory.CreateDirectory(ScratchFiles.FolderOf(await ExitedProcessIdAsync()));
+        var stale = Directory.CreateTempSubdirectory(ScratchFiles.FolderPrefixOf(await ExitedProcessIdAsync()));
         await File.WriteAllTextAsync(Path.Combine(stale.FullName, "stacks-1.nettrace"), "a capture its process was killed before it could delete");
         using var sleep = Process.Start(new ProcessStartInfo("sleep", "30") { UseShellExecute = false })!;
-        var running = Directory.CreateDirectory(ScratchFiles.FolderOf(sleep.Id));
+        var running = Directory.CreateTempSubdirectory(ScratchFiles.FolderPrefixOf(sleep.Id));
         try
         {
             await using var cli = ChildProcess.Start(new ChildProcessStart("dotnet", [DiagnoseCli.Path, "stacks", "-p", $"{Environment.ProcessId}", "--requests-window", "0s"])
@@ -65,7 +65,7 @@ public sealed class DiagnoseCliTests
             Assert.True(run.ExitCode == 0, run.ToString());
             Assert.False(Directory.Exists(stale.FullName), $"{stale.FullName} is still there");
             Assert.True(Directory.Exists(running.FullName), $"{running.FullName}, of a running process, was deleted");
-            Assert.False(Directory.Exists(ScratchFiles.FolderOf(cli.Id)), "the CLI left its own folder behind");
+            Assert.Empty(Directory.GetDirectories(Path.GetTempPath(), ScratchFiles.FolderPrefixOf(cli.Id) + "*"));
         }
         finally
         {
