@@ -13,7 +13,7 @@ public sealed record DiagnosisOptions
 
     /// <summary>
     /// For a capture of the calling process: what each OS thread is serving (e.g. "GET /api/diagscenario/taskwait"), read at
-    /// the end of the recording, so a parked thread is named by its request whatever the JIT did to its frames.
+    /// the end of the sampling, before the session stops, so a parked thread is named by its request whatever the JIT did to its frames.
     /// </summary>
     public Func<IReadOnlyDictionary<int, string>>? ThreadLabels { get; init; }
 

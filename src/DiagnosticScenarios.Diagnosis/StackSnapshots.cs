@@ -24,9 +24,15 @@ public static class StackSnapshots
         try
         {
             var recording = Stopwatch.StartNew();
-            Record(processId, trace, options);
+            IReadOnlyDictionary<int, string>? labels = null;
+            EventPipeRecorder.Record(processId, [new EventPipeProvider(SampleProfiler, EventLevel.Informational)], () =>
+            {
+                Thread.Sleep(options.SampleDuration);
+                // Read as the samples are taken, not once the session has stopped: its rundown can take seconds on a
+                // starved machine (ten, once, beside four other sessions), and by then the threads serve other requests.
+                labels = options.ThreadLabels?.Invoke();
+            }, trace, options, rundown: true);
             var captureMs = recording.Elapsed.TotalMilliseconds;
-            var labels = options.ThreadLabels?.Invoke();
             var requests = labels is null
                 ? null
                 : new RequestLabels("the app's own request labels", "serving", "not serving a request the app labelled", labels, Exact: true);
@@ -72,7 +78,7 @@ public static class StackSnapshots
     public static void Record(int processId, string nettracePath, DiagnosisOptions? options = null)
     {
         options ??= DiagnosisOptions.Default;
-        EventPipeRecorder.Record(processId, [new EventPipeProvider("Microsoft-DotNETCore-SampleProfiler", EventLevel.Informational)], options.SampleDuration, nettracePath, options);
+        EventPipeRecorder.Record(processId, [new EventPipeProvider(SampleProfiler, EventLevel.Informational)], options.SampleDuration, nettracePath, options);
     }
 
     /// <summary><see cref="Record"/> on a thread of its own, for a caller that awaits.</summary>
