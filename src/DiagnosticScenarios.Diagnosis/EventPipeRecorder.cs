@@ -11,9 +11,6 @@ namespace DiagnosticScenarios.Diagnosis;
 /// </summary>
 internal static class EventPipeRecorder
 {
-    public static void Record(int processId, IReadOnlyList<EventPipeProvider> providers, TimeSpan duration, string path, DiagnosisOptions options) =>
-        Record(processId, providers, () => Thread.Sleep(duration), path, options, rundown: true);
-
     /// <summary>Records while <paramref name="whileOn"/> runs on the calling thread, then stops the session; with <paramref name="rundown"/>, the runtime names every method at the stop.</summary>
     public static void Record(int processId, IReadOnlyList<EventPipeProvider> providers, Action whileOn, string path, DiagnosisOptions options, bool rundown) =>
         Run(processId, providers, whileOn, options, rundown, stream =>

@@ -25,13 +25,9 @@ public static class StackSnapshots
         {
             var recording = Stopwatch.StartNew();
             IReadOnlyDictionary<int, string>? labels = null;
-            EventPipeRecorder.Record(processId, [new EventPipeProvider(SampleProfiler, EventLevel.Informational)], () =>
-            {
-                Thread.Sleep(options.SampleDuration);
-                // Read as the samples are taken, not once the session has stopped: its rundown can take seconds on a
-                // starved machine (ten, once, beside four other sessions), and by then the threads serve other requests.
-                labels = options.ThreadLabels?.Invoke();
-            }, trace, options, rundown: true);
+            // Read as the samples are taken, not once the session has stopped: its rundown can take seconds on a starved
+            // machine (ten, once, beside four other sessions), and by then the threads serve other requests.
+            Record(processId, trace, options, afterSampling: () => labels = options.ThreadLabels?.Invoke());
             var captureMs = recording.Elapsed.TotalMilliseconds;
             var requests = labels is null
                 ? null
@@ -75,11 +71,16 @@ public static class StackSnapshots
     /// more: a caller that must disturb the target as little as possible takes the snapshot now and analyses it later.
     /// </summary>
     /// <exception cref="DiagnosisException">The process is not there, not .NET, or its diagnostic port did not answer.</exception>
-    public static void Record(int processId, string nettracePath, DiagnosisOptions? options = null)
-    {
-        options ??= DiagnosisOptions.Default;
-        EventPipeRecorder.Record(processId, [new EventPipeProvider(SampleProfiler, EventLevel.Informational)], options.SampleDuration, nettracePath, options);
-    }
+    public static void Record(int processId, string nettracePath, DiagnosisOptions? options = null) =>
+        Record(processId, nettracePath, options ?? DiagnosisOptions.Default, afterSampling: null);
+
+    // The sample profiler for the options' duration; afterSampling runs then, before the session stops and its rundown.
+    private static void Record(int processId, string nettracePath, DiagnosisOptions options, Action? afterSampling) =>
+        EventPipeRecorder.Record(processId, [new EventPipeProvider(SampleProfiler, EventLevel.Informational)], () =>
+        {
+            Thread.Sleep(options.SampleDuration);
+            afterSampling?.Invoke();
+        }, nettracePath, options, rundown: true);
 
     /// <summary><see cref="Record"/> on a thread of its own, for a caller that awaits.</summary>
     public static Task RecordOnDedicatedThreadAsync(int processId, string nettracePath, DiagnosisOptions? options = null) =>

@@ -461,8 +461,8 @@ async function wireControls() {
   $('export-png').addEventListener('click', exportPng);
 
   // Until now a press would have gone nowhere (no listener yet) or to the wrong server (the app's address not yet known).
-  for (const id of ['export-png', 'stacks-capture', 'load-start', 'load-stop', 'minthreads-apply', 'minthreads-reset']) {
-    $(id).disabled = false;
+  for (const button of document.querySelectorAll('button[data-needs-wiring]')) {
+    button.disabled = false;
   }
 }
 
