@@ -49,15 +49,51 @@ public static class TargetProcess
 
         if (!DiagnosticsClient.GetPublishedProcesses().Contains(processId))
         {
-            throw new DiagnosisException(DiagnosisFailure.NotDotNet,
-                $"Process {processId} ({name}) publishes no .NET diagnostic port: it is not a .NET app, runs with DOTNET_EnableDiagnostics=0, or uses another TMPDIR; point at a .NET app started normally.");
+            throw new DiagnosisException(DiagnosisFailure.NotDotNet, NoPort(processId, name, ""));
         }
     }
 
+    /// <summary>
+    /// Why a session could not be opened. A refused connection means nothing listens on the socket named after the id: a
+    /// process of that id that ended without removing it (killed, say) left it, and this one, which reused the id, is not
+    /// .NET or has no port; the runtime of a running .NET app always listens on its own.
+    /// </summary>
     internal static DiagnosisException Unreachable(int processId, Exception cause) =>
-        new(DiagnosisFailure.PortUnreachable,
-            $"The diagnostic port of process {processId} did not answer ({cause.GetType().Name}: {FirstLine(cause.Message)}): run as the same user as the app, and check that it is still running.",
-            cause);
+        IsRefused(cause)
+            ? new(DiagnosisFailure.NotDotNet,
+                NoPort(processId, NameOf(processId), " (its id's socket file was left by an earlier process of that id: nothing listens on it)"), cause)
+            : new(DiagnosisFailure.PortUnreachable,
+                $"The diagnostic port of process {processId} did not answer ({cause.GetType().Name}: {FirstLine(cause.Message)}): run as the same user as the app, and check that it is still running.",
+                cause);
+
+    private static string NoPort(int processId, string name, string why) =>
+        $"Process {processId} ({name}) publishes no .NET diagnostic port{why}: it is not a .NET app, runs with DOTNET_EnableDiagnostics=0, or uses another TMPDIR; point at a .NET app started normally.";
+
+    private static bool IsRefused(Exception? e)
+    {
+        for (; e is not null; e = e.InnerException)
+        {
+            if (e is System.Net.Sockets.SocketException { SocketErrorCode: System.Net.Sockets.SocketError.ConnectionRefused })
+            {
+                return true;
+            }
+        }
+
+        return false;
+    }
+
+    private static string NameOf(int processId)
+    {
+        try
+        {
+            using var process = Process.GetProcessById(processId);
+            return process.ProcessName;
+        }
+        catch (Exception e) when (e is ArgumentException or InvalidOperationException)
+        {
+            return "no longer running";
+        }
+    }
 
     private static string FirstLine(string text) => text.Split('\n', 2)[0].Trim();
 }

@@ -1,4 +1,5 @@
 using System.Diagnostics;
+using System.Net.Sockets;
 using DiagnosticScenarios.Common;
 using DiagnosticScenarios.Diagnosis;
 
@@ -32,6 +33,32 @@ public sealed class DiagnoseCliTests
         finally
         {
             sleep.Kill();
+        }
+    }
+
+    // A .NET process killed without the chance to remove its diagnostic socket leaves the file, named after its id, which a
+    // later process may reuse: the one in CI that had the sleep's id was one of the servers the tests kill.
+    [Fact]
+    public async Task Stacks_ForANonDotNetProcessWhoseIdALeftoverDiagnosticSocketNames_SaysItIsNotDotNet()
+    {
+        using var sleep = Process.Start(new ProcessStartInfo("sleep", "30") { UseShellExecute = false })!;
+        var leftover = Path.Combine(Path.GetTempPath(), $"dotnet-diagnostic-{sleep.Id}-1-socket");
+        using (var socket = new Socket(AddressFamily.Unix, SocketType.Stream, ProtocolType.Unspecified))
+        {
+            socket.Bind(new UnixDomainSocketEndPoint(leftover));
+        }
+
+        try
+        {
+            var run = await DiagnoseCli.RunAsync("stacks", "-p", $"{sleep.Id}");
+
+            Assert.Equal(1, run.ExitCode);
+            Assert.Contains($"Process {sleep.Id} (sleep) publishes no .NET diagnostic port (its id's socket file was left by an earlier process", OneLine(run.Error), StringComparison.Ordinal);
+        }
+        finally
+        {
+            sleep.Kill();
+            File.Delete(leftover);
         }
     }
 
