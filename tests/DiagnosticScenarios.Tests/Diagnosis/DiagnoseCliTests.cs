@@ -42,14 +42,12 @@ public sealed class DiagnoseCliTests
     public async Task Stacks_ForANonDotNetProcessWhoseIdALeftoverDiagnosticSocketNames_SaysItIsNotDotNet()
     {
         using var sleep = Process.Start(new ProcessStartInfo("sleep", "30") { UseShellExecute = false })!;
-        var leftover = Path.Combine(Path.GetTempPath(), $"dotnet-diagnostic-{sleep.Id}-1-socket");
-        using (var socket = new Socket(AddressFamily.Unix, SocketType.Stream, ProtocolType.Unspecified))
-        {
-            socket.Bind(new UnixDomainSocketEndPoint(leftover));
-        }
-
+        // Bound but never listening, the socket file refuses connections as a dead process's does; it stays open while the
+        // CLI runs because closing a bound Unix socket in .NET removes its file.
+        using var leftover = new Socket(AddressFamily.Unix, SocketType.Stream, ProtocolType.Unspecified);
         try
         {
+            leftover.Bind(new UnixDomainSocketEndPoint(Path.Combine(Path.GetTempPath(), $"dotnet-diagnostic-{sleep.Id}-1-socket")));
             var run = await DiagnoseCli.RunAsync("stacks", "-p", $"{sleep.Id}");
 
             Assert.Equal(1, run.ExitCode);
@@ -58,7 +56,6 @@ public sealed class DiagnoseCliTests
         finally
         {
             sleep.Kill();
-            File.Delete(leftover);
         }
     }
 
