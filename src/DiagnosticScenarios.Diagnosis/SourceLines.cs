@@ -42,11 +42,21 @@ internal sealed class SourceLines : IDisposable
         var handle = MetadataTokens.MethodDefinitionHandle(location.MethodToken & 0x00FFFFFF);
         var ilOffset = callee is null ? location.IlOffset : CallTo(location, callee) ?? location.IlOffset;
         SequencePoint? best = null;
+        SequencePoint? next = null;
         foreach (var point in reader.GetMethodDebugInformation(handle).GetSequencePoints())
         {
-            if (!point.IsHidden && point.Offset <= ilOffset && (best is null || point.Offset >= best.Value.Offset))
+            if (point.IsHidden)
+            {
+                continue;
+            }
+
+            if (point.Offset <= ilOffset && (best is null || point.Offset >= best.Value.Offset))
             {
                 best = point;
+            }
+            else if (point.Offset > ilOffset && (next is null || point.Offset < next.Value.Offset))
+            {
+                next = point;
             }
         }
 
@@ -56,7 +66,16 @@ internal sealed class SourceLines : IDisposable
         }
 
         var file = reader.GetString(reader.GetDocument(found.Document).Name);
-        return (new SourceLine(file, found.StartLine, Text(file, found)), null);
+        var text = Text(file, found);
+        // A call past the start of a block's opening brace belongs to a statement the compiler gave no line of its own: a
+        // lock on System.Threading.Lock takes it in code filed under the brace before it. The statement is the first line
+        // of code after the brace and before the next line the PDB names.
+        if (text == "{" && ilOffset > found.Offset && StatementAfterBrace(file, found, next) is { } statement)
+        {
+            return (new SourceLine(file, statement.Line, statement.Text), null);
+        }
+
+        return (new SourceLine(file, found.StartLine, text), null);
     }
 
     public void Dispose()
@@ -174,8 +193,28 @@ internal sealed class SourceLines : IDisposable
         }
     }
 
-    // The statement the sequence point spans, on one line: what a reader searches the file for.
-    private string? Text(string file, SequencePoint point)
+    // The first line of code after a brace's sequence point and before the next one's line: not blank, a comment or a brace.
+    private (int Line, string Text)? StatementAfterBrace(string file, SequencePoint brace, SequencePoint? next)
+    {
+        if (Lines(file) is not { } lines)
+        {
+            return null;
+        }
+
+        var last = Math.Min(next is { } n && n.StartLine > brace.EndLine ? n.StartLine - 1 : lines.Length, lines.Length);
+        for (var line = brace.EndLine + 1; line <= last; line++)
+        {
+            var content = lines[line - 1].Trim();
+            if (content.Length > 0 && !content.StartsWith("//", StringComparison.Ordinal) && content is not ("{" or "}"))
+            {
+                return (line, content.Length <= MaxTextLength ? content : string.Concat(content.AsSpan(0, MaxTextLength - 1), "…"));
+            }
+        }
+
+        return null;
+    }
+
+    private string[]? Lines(string file)
     {
         if (!_files.TryGetValue(file, out var lines))
         {
@@ -183,7 +222,13 @@ internal sealed class SourceLines : IDisposable
             _files[file] = lines;
         }
 
-        if (lines is null || point.StartLine > lines.Length)
+        return lines;
+    }
+
+    // The statement the sequence point spans, on one line: what a reader searches the file for.
+    private string? Text(string file, SequencePoint point)
+    {
+        if (Lines(file) is not { } lines || point.StartLine > lines.Length)
         {
             return null;
         }

@@ -1,0 +1,104 @@
+using System.Reflection.Metadata;
+using System.Reflection.Metadata.Ecma335;
+using System.Reflection.PortableExecutable;
+using System.Text;
+using DiagnosticScenarios.Diagnosis;
+using Microsoft.CodeAnalysis;
+using Microsoft.CodeAnalysis.CSharp;
+using Microsoft.CodeAnalysis.Emit;
+using Microsoft.CodeAnalysis.Text;
+
+namespace DiagnosticScenarios.Tests.Diagnosis;
+
+/// <summary>
+/// File and line of a call, read from the portable PDB of an assembly compiled here (another namespace, optimized as a
+/// Release build is, its source on disk), through the reader every snapshot and wait trace uses.
+/// </summary>
+public sealed class SourceLinesTests : IDisposable
+{
+    // C# files a lock on System.Threading.Lock under no line of its own: the call that takes it lies in the sequence point
+    // of the brace before the statement, so a blocked thread's frame maps to `{`.
+    private const string Source = """
+        namespace Northwind.Ledger;
+
+        public static class Journal
+        {
+            private static readonly System.Threading.Lock Gate = new();
+
+            public static int Post(int amount)
+            {
+                // one entry at a time
+                lock (Gate)
+                {
+                    return Settle(amount);
+                }
+            }
+
+            private static int Settle(int amount)
+            {
+                System.Threading.Thread.Sleep(amount);
+                return amount;
+            }
+        }
+        """;
+
+    private readonly string _folder = Directory.CreateTempSubdirectory("sourcelines-").FullName;
+
+    // A lock statement's call, filed under the brace before it, is named by the lock's line; a call with a line of its own by that line.
+    [Theory]
+    [InlineData(OptimizationLevel.Release, "System.Threading.Lock.EnterScope", "lock (Gate)")]
+    [InlineData(OptimizationLevel.Debug, "System.Threading.Lock.EnterScope", "lock (Gate)")]
+    [InlineData(OptimizationLevel.Release, "Northwind.Ledger.Journal.Settle", "return Settle(amount);")]
+    [InlineData(OptimizationLevel.Debug, "Northwind.Ledger.Journal.Settle", "return Settle(amount);")]
+    public void ACallFromTheMethodsStart_IsNamedByTheLineOfTheStatementMakingIt(OptimizationLevel optimization, string callee, string statement)
+    {
+        var (module, source) = Compile(optimization);
+        var post = MethodToken(module, "Journal", "Post");
+        using var lines = new SourceLines();
+
+        var (line, missing) = lines.Find(new IlLocation(module, post, IlOffset: 0), callee);
+
+        Assert.True(line is not null, missing);
+        Assert.Equal(source, line.File);
+        Assert.Equal((LineOf(statement), statement), (line.Line, line.Text));
+    }
+
+    public void Dispose() => Directory.Delete(_folder, recursive: true);
+
+    private static int LineOf(string text) =>
+        Source.Split('\n').Select((line, index) => (line, index)).Single(l => l.line.Trim() == text).index + 1;
+
+    private (string Module, string Source) Compile(OptimizationLevel optimization)
+    {
+        var name = $"Northwind.Ledger.{optimization}";
+        var source = Path.Combine(_folder, $"{name}.Journal.cs");
+        File.WriteAllText(source, Source, Encoding.UTF8);
+        var tree = CSharpSyntaxTree.ParseText(SourceText.From(Source, Encoding.UTF8), path: source);
+        var compilation = CSharpCompilation.Create(name, [tree],
+            ((string)AppContext.GetData("TRUSTED_PLATFORM_ASSEMBLIES")!).Split(Path.PathSeparator, StringSplitOptions.RemoveEmptyEntries)
+                .Where(path => Path.GetFileName(path) is "System.Runtime.dll" or "System.Private.CoreLib.dll" or "System.Threading.dll")
+                .Select(path => MetadataReference.CreateFromFile(path)),
+            new CSharpCompilationOptions(OutputKind.DynamicallyLinkedLibrary, optimizationLevel: optimization));
+        var module = Path.Combine(_folder, $"{name}.dll");
+        using (var pe = File.Create(module))
+        using (var pdb = File.Create(Path.ChangeExtension(module, ".pdb")))
+        {
+            var emitted = compilation.Emit(pe, pdb, options: new EmitOptions(debugInformationFormat: DebugInformationFormat.PortablePdb));
+            Assert.True(emitted.Success, string.Join('\n', emitted.Diagnostics));
+        }
+
+        return (module, source);
+    }
+
+    private static int MethodToken(string module, string type, string method)
+    {
+        using var pe = new PEReader(File.OpenRead(module));
+        var metadata = pe.GetMetadataReader();
+        var handle = metadata.MethodDefinitions.Single(h =>
+        {
+            var definition = metadata.GetMethodDefinition(h);
+            return metadata.GetString(definition.Name) == method && metadata.GetString(metadata.GetTypeDefinition(definition.GetDeclaringType()).Name) == type;
+        });
+        return MetadataTokens.GetToken(handle);
+    }
+}
