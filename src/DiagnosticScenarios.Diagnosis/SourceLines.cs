@@ -242,7 +242,9 @@ internal sealed class SourceLines : IDisposable
             text.Append(content.AsSpan(start, end - start).Trim()).Append(' ');
         }
 
-        var statement = text.ToString().Trim();
-        return statement.Length <= MaxTextLength ? statement : string.Concat(statement.AsSpan(0, MaxTextLength - 1), "…");
+        return Shorten(text.ToString().Trim());
     }
+
+    private static string Shorten(string statement) =>
+        statement.Length <= MaxTextLength ? statement : string.Concat(statement.AsSpan(0, MaxTextLength - 1), "…");
 }

@@ -1,4 +1,5 @@
 using System.Diagnostics;
+using System.Net.Sockets;
 using Microsoft.Diagnostics.NETCore.Client;
 
 namespace DiagnosticScenarios.Diagnosis;
@@ -35,18 +36,8 @@ public static class TargetProcess
     /// <summary>Throws a <see cref="DiagnosisException"/> unless <paramref name="processId"/> runs and publishes a .NET diagnostic port.</summary>
     public static void EnsureDiagnosable(int processId)
     {
-        string name;
-        try
-        {
-            using var process = Process.GetProcessById(processId);
-            name = process.ProcessName;
-        }
-        catch (ArgumentException)
-        {
-            throw new DiagnosisException(DiagnosisFailure.ProcessNotFound,
-                $"No process has id {processId}: check the id (ps, or dotnet-trace ps), or pass the app's name with -n.");
-        }
-
+        var name = NameOf(processId) ?? throw new DiagnosisException(DiagnosisFailure.ProcessNotFound,
+            $"No process has id {processId}: check the id (ps, or dotnet-trace ps), or pass the app's name with -n.");
         if (!DiagnosticsClient.GetPublishedProcesses().Contains(processId))
         {
             throw new DiagnosisException(DiagnosisFailure.NotDotNet, NoPort(processId, name, ""));
@@ -61,7 +52,7 @@ public static class TargetProcess
     internal static DiagnosisException Unreachable(int processId, Exception cause) =>
         IsRefused(cause)
             ? new(DiagnosisFailure.NotDotNet,
-                NoPort(processId, NameOf(processId), " (its id's socket file was left by an earlier process of that id: nothing listens on it)"), cause)
+                NoPort(processId, NameOf(processId) ?? "no longer running", " (its id's socket file was left by an earlier process of that id: nothing listens on it)"), cause)
             : new(DiagnosisFailure.PortUnreachable,
                 $"The diagnostic port of process {processId} did not answer ({cause.GetType().Name}: {FirstLine(cause.Message)}): run as the same user as the app, and check that it is still running.",
                 cause);
@@ -73,7 +64,7 @@ public static class TargetProcess
     {
         for (; e is not null; e = e.InnerException)
         {
-            if (e is System.Net.Sockets.SocketException { SocketErrorCode: System.Net.Sockets.SocketError.ConnectionRefused })
+            if (e is SocketException { SocketErrorCode: SocketError.ConnectionRefused })
             {
                 return true;
             }
@@ -82,7 +73,8 @@ public static class TargetProcess
         return false;
     }
 
-    private static string NameOf(int processId)
+    // The process's name, or null when no process has the id (any more).
+    private static string? NameOf(int processId)
     {
         try
         {
@@ -91,7 +83,7 @@ public static class TargetProcess
         }
         catch (Exception e) when (e is ArgumentException or InvalidOperationException)
         {
-            return "no longer running";
+            return null;
         }
     }
 
