@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The cost of the thread-pool health feature at saturation: wrk on `ping` (no query, so the per-request
 # cost of the attribution is what limits), ThreadPoolHealth:Enabled true vs false, each run on a fresh
-# server (2 processors), alternating on/off so machine drift hits both sides. Prints one line per run, the
+# server (2 processors), in pairs, on then off and off then on by turns, so machine drift hits both sides. Prints one line per run, the
 # median of each side and the median of the pairs' on/off ratios: throughput, and the server's CPU time per
 # request (user + system, from /proc/PID/stat), which other work on a shared machine disturbs less, and the share
 # of the server's CPU its detection threads took (the probe and the sampler, by thread name, from /proc/PID/task).
@@ -9,6 +9,8 @@
 # APP_DIR=path runs an app already built there instead of building Release.
 # SWITCH=MetricsExport__Enabled flips the metrics export alone instead of the whole health feature; SCRAPE=1 scrapes
 # the live page's /metrics once a second on both sides while the load runs, as Prometheus would (the off side answers 404).
+# BURSTS=N runs both servers at once and loads them by turns, N pairs of loads of the duration argument each (say
+# BURSTS=30 with 2s), instead of a fresh server for every run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/server-common.sh
@@ -20,8 +22,6 @@ if [[ -z "${APP_DIR:-}" ]]; then
   dotnet build -c Release -v q -nologo src/DiagnosticScenarios >/dev/null
   APP_DIR=src/DiagnosticScenarios/bin/Release/net10.0
 fi
-port=$(free_port)
-url="http://127.0.0.1:$port/api/diagscenario/ping"
 results=$(mktemp)
 
 cpu_ticks() { # user + system clock ticks of process $1
@@ -41,24 +41,37 @@ detection_ticks() { # user + system clock ticks of process $1's detection thread
 
 switch=${SWITCH:-ThreadPoolHealth__Enabled}
 
-run() { # $1 = true|false
-  local live_page scraper=""
+# Starts a server with the switch at $1 (true|false) on a port of its own, warms it up, and sets pid_$1, url_$1 and, with
+# SCRAPE, scraper_$1.
+start() {
+  local port live_page pid
+  port=$(free_port)
   live_page=$(free_port)
   env DOTNET_PROCESSOR_COUNT=2 "$switch=$1" LivePage__Port="$live_page" dotnet "$APP_DIR/DiagnosticScenarios.dll" --urls "http://127.0.0.1:$port" --contentRoot "$PWD/src/DiagnosticScenarios" >/dev/null 2>&1 &
-  local pid=$!
+  pid=$!
   wait_until_answering "http://127.0.0.1:$port" || { kill "$pid"; exit 1; }
+  printf -v "pid_$1" '%s' "$pid"
+  printf -v "url_$1" '%s' "http://127.0.0.1:$port/api/diagscenario/ping"
   # A warm-up so both sides are measured after JIT and connection set-up: after 2 s, tiered compilation still took
   # about 5 % of the server's CPU in the measured run.
-  wrk -t 2 -c "$connections" -d 5s "$url" >/dev/null
+  wrk -t 2 -c "$connections" -d 5s "http://127.0.0.1:$port/api/diagscenario/ping" >/dev/null
+  if [[ -n "${SCRAPE:-}" ]]; then scrape_every_second "$live_page" & printf -v "scraper_$1" '%s' "$!"; fi
+}
+
+stop() { # $1 = true|false
+  local scraper="scraper_$1" pid="pid_$1"
+  if [[ -n "${!scraper:-}" ]]; then kill "${!scraper}"; wait "${!scraper}" 2>/dev/null || true; fi
+  kill "${!pid}"; wait "${!pid}" 2>/dev/null || true
+}
+
+measure() { # $1 = true|false, $2 = how long: one load of the started server with the switch at $1
+  local pid="pid_$1" url="url_$1"
   local before after detection_before detection_after out rps requests cpu_us detection_pct
-  if [[ -n "${SCRAPE:-}" ]]; then scrape_every_second "$live_page" & scraper=$!; fi
-  before=$(cpu_ticks "$pid")
-  detection_before=$(detection_ticks "$pid")
-  out=$(wrk -t 2 -c "$connections" -d "$duration" "$url")
-  after=$(cpu_ticks "$pid")
-  detection_after=$(detection_ticks "$pid")
-  if [[ -n "$scraper" ]]; then kill "$scraper"; wait "$scraper" 2>/dev/null || true; fi
-  kill "$pid"; wait "$pid" 2>/dev/null || true
+  before=$(cpu_ticks "${!pid}")
+  detection_before=$(detection_ticks "${!pid}")
+  out=$(wrk -t 2 -c "$connections" -d "$2" "${!url}")
+  after=$(cpu_ticks "${!pid}")
+  detection_after=$(detection_ticks "${!pid}")
   rps=$(awk '/^Requests\/sec:/ {print $2}' <<<"$out")
   requests=$(awk '/requests in/ {print $1}' <<<"$out")
   cpu_us=$(python3 -c "print(round(($after - $before) * 1e6 / $(getconf CLK_TCK) / $requests, 2))")
@@ -67,7 +80,31 @@ run() { # $1 = true|false
   printf '%s=%-5s %10s req/s  %6s us CPU per request  detection threads %5s %% of its CPU\n' "$switch" "$1" "$rps" "$cpu_us" "$detection_pct"
 }
 
-for _ in $(seq "$pairs"); do run true; run false; done
+run() { # $1 = true|false: a fresh server, measured once
+  start "$1"
+  measure "$1" "$duration"
+  stop "$1"
+}
+
+if [[ -n "${BURSTS:-}" ]]; then
+  # Both servers at once, each started and warmed once, then $BURSTS pairs of short loads (the duration argument each,
+  # say 2s), one server and the other by turns: the machine's drift, which moves a whole run on a shared machine by
+  # 15 % either way, has seconds, not a minute, to come between the two sides of a pair. The idle server's own
+  # threads (its sampler and probe, its scrape) run on both sides alike.
+  start true
+  start false
+  for i in $(seq "$BURSTS"); do
+    if (( i % 2 )); then measure true "$duration"; measure false "$duration"; else measure false "$duration"; measure true "$duration"; fi
+  done
+  stop true
+  stop false
+else
+  # Each pair's two runs follow each other; every other pair starts with the off side, so a run's place in its pair
+  # (say, the first after a pause) weighs on both sides alike.
+  for i in $(seq "$pairs"); do
+    if (( i % 2 )); then run true; run false; else run false; run true; fi
+  done
+fi
 python3 - "$results" <<'PY'
 import statistics, sys
 rows = [l.split() for l in open(sys.argv[1])]
@@ -76,7 +113,7 @@ on, off = med["true"], med["false"]
 print(f"median on : {on[0]:.0f} req/s, {on[1]:.2f} us CPU per request")
 print(f"median off: {off[0]:.0f} req/s, {off[1]:.2f} us CPU per request")
 print(f"on vs off : throughput {100 * (on[0] / off[0] - 1):+.2f} %, CPU per request {100 * (on[1] / off[1] - 1):+.2f} %")
-# Runs alternate on, off: each pair shares the machine's state of the moment, so its ratio is the steadier figure.
+# Each pair shares the machine's state of the moment, so its ratio is the steadier figure.
 pairs = list(zip([r for r in rows if r[0] == "true"], [r for r in rows if r[0] == "false"]))
 ratio = [statistics.median(float(on[i]) / float(off[i]) for on, off in pairs) for i in (1, 2)]
 print(f"per pair  : throughput {100 * (ratio[0] - 1):+.2f} %, CPU per request {100 * (ratio[1] - 1):+.2f} % (medians of the on/off ratios)")
