@@ -104,11 +104,14 @@ public sealed class BlockingLoadTests(BlockingLoadMeasurements measurements, ITe
         var figures = BlockingLoadMeasurements.Describe(result);
         output.WriteLine(figures);
         var limit = BlockingLoadMeasurements.LimitRequestsPerSecond(scenario);
-        // Measured in 2 runs of the class on the shared 2-core machine (load average 6–9): lock-async 93 and 94 %, semaphore-async
-        // 91 and 93 %, httpclient-async 89 % (and 84 % at a 200 ms upstream, 625 req/s, before its default became 500 ms),
-        // bodyread-async 94 and 95 %, channel 91 and 87 %, difactory-async 93 and 95 %. Below 100 %: the answers' own few
-        // milliseconds, and the lock-async turn's timer and hops.
-        Assert.True(result.Load.RequestsPerSecond >= 0.8 * limit, $"{good}: throughput below 80 % of its limit, {limit:0} req/s. {figures}");
+        // Measured in 26 fresh-clone CI runs of the suite on the shared 2-core machine, at these options: lock-async 89–94 %,
+        // semaphore-async 86–93 %, bodyread-async 83–90 %, difactory-async 83–90 %, httpclient-async 77–89 %, channel 76–88 %;
+        // the lowest two (76 and 77 %, both in one run, which failed the 80 % this bound was first) on a day the machine ran
+        // at half its usual speed (a saturated ping's CPU 37 µs against 16.5). Below 100 %: the answers' own CPU on two
+        // loaded cores (most where the rate is highest, channel at 625 req/s, or each answer costs most, httpclient-async
+        // through a real HttpClient), the snapshot's and the trace's sampling pauses, and the lock-async turn's timer and
+        // hops. 70 %: under the slow day's lowest, and still far above what a BAD twin serves (a fifth of its twin at most).
+        Assert.True(result.Load.RequestsPerSecond >= 0.7 * limit, $"{good}: throughput below 70 % of its limit, {limit:0} req/s. {figures}");
         // The other way: a throttle that stopped throttling (or a limit worked out wrong) would show here.
         Assert.True(result.Load.RequestsPerSecond <= 1.1 * limit, $"{good}: throughput above its limit, {limit:0} req/s. {figures}");
         Assert.True(result.Load.Failures == 0, $"{good}: failures. {figures}");
