@@ -106,8 +106,8 @@ public sealed class BlockingLoadTests(BlockingLoadMeasurements measurements, ITe
         var limit = BlockingLoadMeasurements.LimitRequestsPerSecond(scenario);
         // Measured in 26 fresh-clone CI runs of the suite on the shared 2-core machine, at these options: lock-async 89–94 %,
         // semaphore-async 86–93 %, bodyread-async 83–90 %, difactory-async 83–90 %, httpclient-async 77–89 %, channel 76–88 %;
-        // the lowest two (76 and 77 %, both in one run, which failed the 80 % this bound was first) on a day the machine ran
-        // at half its usual speed (a saturated ping's CPU 37 µs against 16.5). Below 100 %: the answers' own CPU on two
+        // the lowest two (76 and 77 %, both in one run, which failed the 80 % this bound was first) on a day a saturated
+        // ping cost the server 37 µs of CPU (16.5 µs on an earlier day). Below 100 %: the answers' own CPU on two
         // loaded cores (most where the rate is highest, channel at 625 req/s, or each answer costs most, httpclient-async
         // through a real HttpClient), the snapshot's and the trace's sampling pauses, and the lock-async turn's timer and
         // hops. 70 %: under the slow day's lowest, and still far above what a BAD twin serves (a fifth of its twin at most).

@@ -28,6 +28,14 @@ public sealed class EmbeddedResponderStarvationTests(InProcessApp app, ITestOutp
     // Forty requests on a pool that grows two threads a second, with room for a busy machine.
     private static readonly TimeSpan Patience = TimeSpan.FromMinutes(2);
 
+    // The warm-up's logins block pool threads for a moment (SqlClient's OpenAsync, dotnet/SqlClient#979), and the tests
+    // before this one leave the test host's pool as large as they made it; an idle pool thread retires after 20 s. The
+    // forty requests starve a pool of a dozen threads for seconds (queue delay about 2 s after 13 to 15 threads in the fast
+    // tests), but a pool that forty threads still served left the queue 467 ms behind, and that run proved nothing: the
+    // load starts once the pool is at most this large (two and a half waves of the requests), within ColdPoolPatience.
+    private const int ColdPoolThreads = 16;
+    private static readonly TimeSpan ColdPoolPatience = TimeSpan.FromSeconds(45);
+
     // Pool threads start at the processor count and grow ~2 a second under starvation: 40 blocking requests of
     // 500 ms take several seconds in a starved pool; a pool queue delay of this much proves it was starved.
     // Measured with 100 requests: 9512, 3527 and 3984 ms in 3 runs; with 40, 7484, 5484 and 5483 ms (the class alone).
@@ -52,6 +60,10 @@ public sealed class EmbeddedResponderStarvationTests(InProcessApp app, ITestOutp
             .TimeoutAfter(Patience);
         Assert.All(warmUp, r => Assert.Equal(HttpStatusCode.OK, r.StatusCode));
         var warmTimings = responder.WaitforTimings().Count;
+        Assert.True(
+            await Poll.UntilAsync(() => ThreadPool.ThreadCount <= ColdPoolThreads, ColdPoolPatience),
+            $"The pool still had {ThreadPool.ThreadCount} threads {ColdPoolPatience.TotalSeconds:0} s after the warm-up: this many would not starve under {Requests} requests.");
+        var threadsBefore = ThreadPool.ThreadCount;
         using var probe = new PoolQueueDelayProbe();
 
         var requests = Enumerable.Range(0, Requests)
@@ -63,7 +75,7 @@ public sealed class EmbeddedResponderStarvationTests(InProcessApp app, ITestOutp
         Assert.All(responses, r => Assert.Equal(HttpStatusCode.OK, r.StatusCode));
         var timings = responder.WaitforTimings().Skip(warmTimings).ToList();
         var maxLateness = timings.Max(t => t.Lateness);
-        output.WriteLine($"pool queue delay max {maxQueueDelay.TotalMilliseconds:0} ms; responder lateness max {maxLateness.TotalMilliseconds:0.0} ms over {timings.Count} WAITFORs");
+        output.WriteLine($"pool threads before the load {threadsBefore}; pool queue delay max {maxQueueDelay.TotalMilliseconds:0} ms; responder lateness max {maxLateness.TotalMilliseconds:0.0} ms over {timings.Count} WAITFORs");
         Assert.True(maxQueueDelay >= StarvedQueueDelay, $"The pool was not starved (queue delay max {maxQueueDelay.TotalMilliseconds:0} ms), so this run proves nothing.");
         Assert.Equal(Requests, timings.Count);
         Assert.True(maxLateness <= OnTime, $"A WAITFOR ended {maxLateness.TotalMilliseconds:0} ms late while the pool was starved.");
