@@ -20,9 +20,11 @@ public static class HostingRequests
     /// <summary>
     /// Records the hosting events of <paramref name="processId"/> for <paramref name="window"/>, then runs
     /// <paramref name="atTheEnd"/> (a snapshot) while still recording, and answers the last request started on each thread.
+    /// <paramref name="recording"/>, if given, runs once the session is on: a caller that starts the load then labels every
+    /// request of it, even one that holds its thread for the whole window.
     /// </summary>
     /// <exception cref="DiagnosisException">The process is not there, not .NET, or its diagnostic port did not answer.</exception>
-    public static RequestLabels Record(int processId, TimeSpan window, Action atTheEnd, DiagnosisOptions? options = null)
+    public static RequestLabels Record(int processId, TimeSpan window, Action atTheEnd, DiagnosisOptions? options = null, Action? recording = null)
     {
         options ??= DiagnosisOptions.Default;
         var trace = ScratchFiles.NewPath($"requests-{processId}", ".nettrace");
@@ -31,6 +33,7 @@ public static class HostingRequests
             var provider = new EventPipeProvider(ProviderName, EventLevel.Informational);
             EventPipeRecorder.Record(processId, [provider], () =>
             {
+                recording?.Invoke();
                 Thread.Sleep(window);
                 atTheEnd();
             }, trace, options, rundown: false);

@@ -33,43 +33,54 @@ internal sealed class LoadDiagnosis : IDisposable
     private string StackTrace => Path.Combine(_folder.FullName, "stacks.nettrace");
 
     /// <summary>
-    /// Returns once the wait trace records, with the snapshot's countdown started: the caller starts the load then, and
-    /// calls <see cref="FinishRecordingAsync"/> when it ends, while the server is still up.
+    /// Returns once the wait trace and the hosting events record, with the snapshot's countdown started: the caller starts
+    /// the load then, so every request of it is labelled (a blocked request may hold its thread for the whole countdown),
+    /// and calls <see cref="FinishRecordingAsync"/> when it ends, while the server is still up.
     /// </summary>
     /// <exception cref="DiagnosisException">The server's diagnostic port did not open a session.</exception>
     public static async Task<LoadDiagnosis> StartAsync(int processId, TimeSpan snapshotAfter, CancellationToken cancellationToken)
     {
         var diagnosis = new LoadDiagnosis(processId);
+#pragma warning disable VSTHRD003 // deliberate: this diagnosis's own recording threads; the runner has no SynchronizationContext
         try
         {
-#pragma warning disable VSTHRD003 // deliberate: this diagnosis's own recording thread; the runner has no SynchronizationContext
-            await Task.WhenAny(diagnosis._recording.Task, diagnosis._waits).WaitAsync(SessionPatience, cancellationToken);
-            if (!diagnosis._recording.Task.IsCompleted)
+            await Recording(diagnosis._recording.Task, diagnosis._waits, "wait trace", cancellationToken);
+            var requestsRecording = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+            diagnosis._stacks = Task.Factory.StartNew(() =>
             {
-                await diagnosis._waits;
-                throw new InvalidOperationException("The wait trace ended before it recorded.");
-            }
-#pragma warning restore VSTHRD003
+                // By then the cold pool's threads have long reached the scenario's blocking call, and the load stays on past the snapshot.
+                var recorded = TimeSpan.Zero;
+                var requests = HostingRequests.Record(processId, snapshotAfter, () =>
+                {
+                    var recording = Stopwatch.StartNew();
+                    StackSnapshots.Record(processId, diagnosis.StackTrace);
+                    recorded = recording.Elapsed;
+                }, recording: requestsRecording.SetResult);
+                return (recorded, requests);
+            }, CancellationToken.None, TaskCreationOptions.LongRunning, TaskScheduler.Default);
+            await Recording(requestsRecording.Task, diagnosis._stacks, "hosting events' trace", cancellationToken);
         }
         catch
         {
             diagnosis.Dispose();
             throw;
         }
+#pragma warning restore VSTHRD003
 
-        diagnosis._stacks = Task.Factory.StartNew(() =>
-        {
-            // By then the cold pool's threads have long reached the scenario's blocking call, and the load stays on past the snapshot.
-            var recorded = TimeSpan.Zero;
-            var requests = HostingRequests.Record(processId, snapshotAfter, () =>
-            {
-                var recording = Stopwatch.StartNew();
-                StackSnapshots.Record(processId, diagnosis.StackTrace);
-                recorded = recording.Elapsed;
-            });
-            return (recorded, requests);
-        }, CancellationToken.None, TaskCreationOptions.LongRunning, TaskScheduler.Default);
         return diagnosis;
+    }
+
+    // Waits until a recording thread's session is on; a session that failed to open fails here, saying why.
+    private static async Task Recording(Task on, Task recorder, string what, CancellationToken cancellationToken)
+    {
+#pragma warning disable VSTHRD003 // deliberate: the tasks of this diagnosis's own recording threads
+        await Task.WhenAny(on, recorder).WaitAsync(SessionPatience, cancellationToken);
+        if (!on.IsCompleted)
+        {
+            await recorder;
+            throw new InvalidOperationException($"The {what} ended before it recorded.");
+        }
+#pragma warning restore VSTHRD003
     }
 
     /// <summary>Ends the wait trace.</summary>
