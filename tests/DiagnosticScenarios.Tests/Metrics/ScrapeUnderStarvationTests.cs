@@ -23,7 +23,7 @@ public sealed class ScrapeUnderStarvationTests(ITestOutputHelper output)
     {
         await using var server = await HealthApp.StartAsync();
         using var app = new HttpClient { BaseAddress = server.BaseAddress, Timeout = System.Threading.Timeout.InfiniteTimeSpan };
-        var livePage = await LivePageAsync(app, server);
+        var livePage = await server.LivePageAsync();
         using var scraper = new HttpClient { BaseAddress = livePage, Timeout = TimeoutExtensions.Default };
         using var leave = new CancellationTokenSource();
 
@@ -52,12 +52,6 @@ public sealed class ScrapeUnderStarvationTests(ITestOutputHelper output)
         Assert.True(ping is null, $"ping answered in {ping} during the burst: the pool was not starved, so this test proves nothing");
         Assert.All(scrapes, s => Assert.True(s.Took < ScrapeTimeout, $"a scrape took {(s.Took is { } took ? $"{took.TotalMilliseconds:0} ms" : "more than 5 s")} while the pool starved"));
         Assert.All(scrapes, s => Assert.True(s.QueueLength >= 100, $"a scrape reported a queue of {s.QueueLength} during the burst"));
-    }
-
-    private static async Task<Uri> LivePageAsync(HttpClient app, ServerProcess server)
-    {
-        var page = await app.GetFromJsonAsync<JsonElement>(new Uri("api/threadpool/page", UriKind.Relative)).DefaultTimeout();
-        return new Uri(page.GetProperty("livePage").GetString() ?? throw new InvalidOperationException($"The live page is not listening: {page}\n{server.Output}"));
     }
 
     // Read from the live page's snapshot, which answers off the pool too, so a scrape that needs the pool fails below, not here.

@@ -1,132 +1,110 @@
-using System.Diagnostics;
+using System.Globalization;
 using System.Net;
-using DiagnosticScenarios.Sql.Tds;
-using Microsoft.Extensions.DependencyInjection;
+using DiagnosticScenarios.LoadRunner.Server;
+using DiagnosticScenarios.Tests.Load;
+using DiagnosticScenarios.Tests.ThreadPoolHealth;
 using Xunit.Abstractions;
 
 namespace DiagnosticScenarios.Tests.Sql;
 
-/// <summary>Starves this test process's thread pool on purpose, so it runs alone, after the parallel tests.</summary>
-[CollectionDefinition(Name, DisableParallelization = true)]
-public sealed class ThreadPoolStarvationTestGroup
-{
-    public const string Name = "ThreadPoolStarvation";
-}
-
 /// <summary>
 /// The embedded responder must not share the pool the scenarios starve: if it did, every WAITFOR would end late
-/// exactly when the demo runs, and the measurements would show the responder, not the app.
+/// exactly when the demo runs, and the measurements would show the responder, not the app. A server of its own (two
+/// processors, a cold pool) is starved by the sync shape from this process, and its scrape says how long the pool's
+/// queue waited and how late each WAITFOR was answered.
 /// </summary>
-[Collection(ThreadPoolStarvationTestGroup.Name)]
-public sealed class EmbeddedResponderStarvationTests(InProcessApp app, ITestOutputHelper output) : IClassFixture<InProcessApp>
+[Collection(LoadCollectionDefinition.Name)]
+[Trait(TestCategory.Name, TestCategory.Load)]
+public sealed class EmbeddedResponderStarvationTests(ITestOutputHelper output)
 {
-    // Enough blocking requests to starve a pool that grows two threads a second, few enough not to spend the suite's time:
-    // at 100 the test took 4 to 25 s in the suite; at 40, alone, 7 to 9 s with the starved queue delay still 5.5 to 7.5 s.
+    // Enough blocking requests to starve a pool that grows a thread or two a second, few enough not to spend the suite's
+    // time: 40 requests of 500 ms hold 20 thread-seconds, on a pool that starts with 2 threads.
     private const int Requests = 40;
     private const int DelayMs = 500;
 
-    // Forty requests on a pool that grows two threads a second, with room for a busy machine.
+    // Forty requests on a pool that grows a thread or two a second, with room for a busy machine.
     private static readonly TimeSpan Patience = TimeSpan.FromMinutes(2);
 
-    // The warm-up's logins block pool threads for a moment (SqlClient's OpenAsync, dotnet/SqlClient#979), and the tests
-    // before this one leave the test host's pool as large as they made it; an idle pool thread retires after 20 s. The
-    // forty requests starve a pool of a dozen threads for seconds (queue delay about 2 s after 13 to 15 threads in the fast
-    // tests), but a pool that forty threads still served left the queue 467 ms behind, and that run proved nothing: the
-    // load starts once the pool is at most this large (two and a half waves of the requests), within ColdPoolPatience.
-    private const int ColdPoolThreads = 16;
-    private static readonly TimeSpan ColdPoolPatience = TimeSpan.FromSeconds(45);
+    // Bucket bounds of OpenTelemetry's default histogram (0, 5, 10, 25, 50, 75, 100, 250, 500, 750, 1000, ... ms) that the
+    // assertions read: a probe that waited past 500 ms proves the pool starved; a WAITFOR answered within 100 ms of its
+    // due time proves the responder kept time, an order of magnitude under what the starved pool shows.
+    private const string Starved = "500";
+    private const string OnTime = "100";
 
-    // Pool threads start at the processor count and grow ~2 a second under starvation: 40 blocking requests of
-    // 500 ms take several seconds in a starved pool; a pool queue delay of this much proves it was starved.
-    // Measured with 100 requests: 9512, 3527 and 3984 ms in 3 runs; with 40, 7484, 5484 and 5483 ms (the class alone).
-    private static readonly TimeSpan StarvedQueueDelay = TimeSpan.FromMilliseconds(500);
-
-    // The responder's threads wake from poll(2) at the deadline; on a busy 2-core machine that is a few ms late,
-    // an order of magnitude under what the starved pool shows. Measured: 1.8, 30.9 and 4.3 ms in 3 runs on a shared
-    // 2-core machine (load average about 4); 0.7, 1.9 and 3.0 ms with 40 requests.
-    private static readonly TimeSpan OnTime = TimeSpan.FromMilliseconds(100);
+    private const string QueueDelay = "diagnosticscenarios_threadpool_queue_delay_milliseconds";
+    private const string Lateness = "diagnosticscenarios_sql_responder_waitfor_lateness_milliseconds";
 
     [Fact]
-    public async Task Responder_EndsEachWaitforOnTime_WhileTheSyncScenarioStarvesTheAppPool()
+    public async Task Responder_AnswersEachWaitforOnTime_WhileTheSyncShapeStarvesTheAppsPool()
     {
-        using var client = app.LogTo(output).CreateClient();
+        // The connections are opened before the first request (a cold SqlClient pool's sync opens would fail instead:
+        // its managed SNI needs pool threads for the pre-login handshake, dotnet/SqlClient#3118); this test is about
+        // the responder's WAITFOR timing, not about logins.
+        await using var server = await HealthApp.StartAsync(new Dictionary<string, string>
+        {
+            ["Database__Provider"] = "Embedded",
+            ["Database__WarmUpConnections"] = Requests.ToString(CultureInfo.InvariantCulture),
+        });
+        using var client = server.CreateClient();
         client.Timeout = Patience;
-        var responder = app.Services.GetRequiredService<TdsResponder>();
-        // Warm the connection pool with overlapping async requests first: a cold pool would make the sync opens
-        // fail instead (SqlClient's managed SNI needs pool threads for its pre-login handshake, dotnet/SqlClient#3118),
-        // and this test is about the responder's WAITFOR timing, not about logins.
-        var warmUp = await Task.WhenAll(Enumerable.Range(0, Requests)
-            .Select(_ => client.GetAsync(new Uri("/api/sqlscenario/async?delayMs=1000", UriKind.Relative))))
-            .TimeoutAfter(Patience);
-        Assert.All(warmUp, r => Assert.Equal(HttpStatusCode.OK, r.StatusCode));
-        var warmTimings = responder.WaitforTimings().Count;
-        Assert.True(
-            await Poll.UntilAsync(() => ThreadPool.ThreadCount <= ColdPoolThreads, ColdPoolPatience),
-            $"The pool still had {ThreadPool.ThreadCount} threads {ColdPoolPatience.TotalSeconds:0} s after the warm-up: this many would not starve under {Requests} requests.");
-        var threadsBefore = ThreadPool.ThreadCount;
-        using var probe = new PoolQueueDelayProbe();
+        using var scraper = new HttpClient { BaseAddress = await server.LivePageAsync(), Timeout = TimeoutExtensions.Default };
+        var before = await ScrapeAsync(scraper);
 
-        var requests = Enumerable.Range(0, Requests)
-            .Select(_ => client.GetAsync(new Uri($"/api/sqlscenario/sync?delayMs={DelayMs}", UriKind.Relative)))
-            .ToArray();
-        var responses = await Task.WhenAll(requests).TimeoutAfter(Patience);
-        var maxQueueDelay = probe.StopAndGetMax();
+        var responses = await Task.WhenAll(Enumerable.Range(0, Requests)
+            .Select(_ => client.GetAsync(new Uri($"api/sqlscenario/sync?delayMs={DelayMs}", UriKind.Relative))))
+            .TimeoutAfter(Patience + TimeSpan.FromSeconds(10));
+        var after = await ScrapeAsync(scraper);
 
+        var probes = Histogram.Read(after, QueueDelay) - Histogram.Read(before, QueueDelay);
+        var waitfors = Histogram.Read(after, Lateness) - Histogram.Read(before, Lateness);
+        output.WriteLine($"queue-delay probes {probes}; WAITFOR lateness {waitfors}");
         Assert.All(responses, r => Assert.Equal(HttpStatusCode.OK, r.StatusCode));
-        var timings = responder.WaitforTimings().Skip(warmTimings).ToList();
-        var maxLateness = timings.Max(t => t.Lateness);
-        output.WriteLine($"pool threads before the load {threadsBefore}; pool queue delay max {maxQueueDelay.TotalMilliseconds:0} ms; responder lateness max {maxLateness.TotalMilliseconds:0.0} ms over {timings.Count} WAITFORs");
-        Assert.True(maxQueueDelay >= StarvedQueueDelay, $"The pool was not starved (queue delay max {maxQueueDelay.TotalMilliseconds:0} ms), so this run proves nothing.");
-        Assert.Equal(Requests, timings.Count);
-        Assert.True(maxLateness <= OnTime, $"A WAITFOR ended {maxLateness.TotalMilliseconds:0} ms late while the pool was starved.");
-        foreach (var response in warmUp.Concat(responses))
+        Assert.True(probes.Above(Starved) > 0, $"No probe waited more than {Starved} ms for a thread ({probes}): the pool was not starved, so this run proves nothing.\n{server.Output}");
+        Assert.Equal(Requests, waitfors.Count);
+        Assert.True(waitfors.Above(OnTime) == 0, $"{waitfors.Above(OnTime)} WAITFORs were answered more than {OnTime} ms late while the pool was starved ({waitfors}).");
+        foreach (var response in responses)
         {
             response.Dispose();
         }
     }
 
-    /// <summary>Measures how long a work item waits in the pool's queue, from a thread of its own (one on the pool would report late exactly when it is starved).</summary>
-    private sealed class PoolQueueDelayProbe : IDisposable
+    private static Task<string> ScrapeAsync(HttpClient scraper) =>
+        scraper.GetStringAsync(new Uri("metrics", UriKind.Relative)).DefaultTimeout();
+
+    /// <summary>A histogram's count and its cumulative buckets, from a scrape: one series, no labels but the scope's and <c>le</c>.</summary>
+    private sealed record Histogram(long Count, IReadOnlyDictionary<string, long> AtMost)
     {
-        private readonly Thread _thread;
-        private readonly ManualResetEventSlim _stop = new();
-        private long _maxTicks;
-
-        public PoolQueueDelayProbe()
+        public static Histogram Read(string scrape, string name)
         {
-            _thread = new Thread(Run) { IsBackground = true, Name = "pool-queue-delay-probe" };
-            _thread.Start();
-        }
-
-        public TimeSpan StopAndGetMax()
-        {
-            _stop.Set();
-            _thread.Join(TimeSpan.FromSeconds(35));
-            return TimeSpan.FromTicks(Interlocked.Read(ref _maxTicks));
-        }
-
-        public void Dispose()
-        {
-            StopAndGetMax();
-            _stop.Dispose();
-        }
-
-        private void Run()
-        {
-            while (!_stop.IsSet)
+            long count = 0;
+            var atMost = new Dictionary<string, long>(StringComparer.Ordinal);
+            var series = 0;
+            foreach (var line in scrape.Split('\n'))
             {
-                using var ran = new ManualResetEventSlim();
-                var queued = Stopwatch.GetTimestamp();
-                ThreadPool.UnsafeQueueUserWorkItem(state => state.Set(), ran, preferLocal: false);
-                ran.Wait(TimeSpan.FromSeconds(30));
-                var delay = Stopwatch.GetElapsedTime(queued).Ticks;
-                if (delay > Interlocked.Read(ref _maxTicks))
+                if (line.StartsWith(name + "_count{", StringComparison.Ordinal))
                 {
-                    Interlocked.Exchange(ref _maxTicks, delay);
+                    count = Value(line);
+                    series++;
                 }
-
-                _stop.Wait(TimeSpan.FromMilliseconds(50));
+                else if (line.StartsWith(name + "_bucket{", StringComparison.Ordinal))
+                {
+                    var le = line.IndexOf("le=\"", StringComparison.Ordinal) + 4;
+                    atMost[line[le..line.IndexOf('"', le)]] = Value(line);
+                }
             }
+
+            return series <= 1 ? new Histogram(count, atMost) : throw new InvalidOperationException($"{name} has {series} series in the scrape, not one:\n{scrape}");
         }
+
+        public long Above(string bound) =>
+            Count - (AtMost.TryGetValue(bound, out var atMost) ? atMost : Count == 0 ? 0 : throw new InvalidOperationException($"No bucket le=\"{bound}\" in {this}."));
+
+        public static Histogram operator -(Histogram after, Histogram before) =>
+            new(after.Count - before.Count, after.AtMost.ToDictionary(b => b.Key, b => b.Value - before.AtMost.GetValueOrDefault(b.Key), StringComparer.Ordinal));
+
+        public override string ToString() =>
+            string.Create(CultureInfo.InvariantCulture, $"{Count} in all, {string.Join(", ", AtMost.Where(b => b.Key != "+Inf").Select(b => $"{b.Value} ≤ {b.Key} ms"))}");
+
+        private static long Value(string line) => (long)double.Parse(line[(line.LastIndexOf(' ') + 1)..], CultureInfo.InvariantCulture);
     }
 }

@@ -1,3 +1,5 @@
+using System.Net.Http.Json;
+using System.Text.Json;
 using DiagnosticScenarios.LoadRunner.Server;
 using DiagnosticScenarios.Tests.Load;
 
@@ -31,6 +33,14 @@ internal static class HealthApp
             Environment = "Development",
             ExtraEnvironment = variables,
         }).TimeoutAfter(StartTimeout);
+    }
+
+    /// <summary>Where the live page's server listens (off the pool: it serves the snapshot and the scrape while the pool starves).</summary>
+    public static async Task<Uri> LivePageAsync(this ServerProcess app)
+    {
+        using var client = app.CreateClient();
+        var page = await client.GetFromJsonAsync<JsonElement>(new Uri("api/threadpool/page", UriKind.Relative)).DefaultTimeout();
+        return new Uri(page.GetProperty("livePage").GetString() ?? throw new InvalidOperationException($"The live page is not listening: {page}\n{app.Output}"));
     }
 
     public static HttpClient CreateClient(this ServerProcess app) => new() { BaseAddress = app.BaseAddress, Timeout = TimeSpan.FromSeconds(30) };

@@ -14,7 +14,9 @@ namespace DiagnosticScenarios.Sql.Tds;
 /// never on the app's thread pool: the scenarios starve that pool on purpose, and a database that answered
 /// late because of it would distort the very thing being measured.
 /// </remarks>
-public sealed partial class TdsResponder(ILogger<TdsResponder> logger) : IDisposable
+/// <param name="logger">Where it says it started, stopped, and refused or ended a connection.</param>
+/// <param name="metrics">Where each WAITFOR's lateness goes, so a scrape shows the responder kept time; none outside the app.</param>
+public sealed partial class TdsResponder(ILogger<TdsResponder> logger, SqlScenarioMetrics? metrics = null) : IDisposable
 {
     /// <summary>Above the largest client pool (200) with room for a second app or test client; more are refused.</summary>
     public const int MaxConnections = 512;
@@ -130,6 +132,7 @@ public sealed partial class TdsResponder(ILogger<TdsResponder> logger) : IDispos
 
     internal void Record(WaitforTiming timing)
     {
+        metrics?.RecordWaitforLateness(timing.Lateness);
         lock (_timings)
         {
             if (_timings.Count == TimingCapacity)
