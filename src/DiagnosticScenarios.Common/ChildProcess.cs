@@ -152,8 +152,10 @@ public sealed class ChildProcess : IAsyncDisposable
         var timedOut = !exited && !_killRequested.IsSet;
         if (!exited)
         {
+            var tree = DiagnosticSockets.Tree(Id);
             KillTree();
             _process.WaitForExit(KillPatience);
+            DiagnosticSockets.DeleteOfKilled(tree);
         }
 
         _outputReader.Join(OutputGrace);

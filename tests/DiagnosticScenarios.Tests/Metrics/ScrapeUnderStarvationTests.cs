@@ -23,8 +23,7 @@ public sealed class ScrapeUnderStarvationTests(ITestOutputHelper output)
     {
         await using var server = await HealthApp.StartAsync();
         using var app = new HttpClient { BaseAddress = server.BaseAddress, Timeout = System.Threading.Timeout.InfiniteTimeSpan };
-        var livePage = await server.LivePageAsync();
-        using var scraper = new HttpClient { BaseAddress = livePage, Timeout = TimeoutExtensions.Default };
+        using var scraper = await server.LivePageClientAsync();
         using var leave = new CancellationTokenSource();
 
         // The default blocking burst: 1000 tasks that each block a pool thread for a second.

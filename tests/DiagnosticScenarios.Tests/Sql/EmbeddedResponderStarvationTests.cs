@@ -47,7 +47,7 @@ public sealed class EmbeddedResponderStarvationTests(ITestOutputHelper output)
         });
         using var client = server.CreateClient();
         client.Timeout = Patience;
-        using var scraper = new HttpClient { BaseAddress = await server.LivePageAsync(), Timeout = TimeoutExtensions.Default };
+        using var scraper = await server.LivePageClientAsync();
         var before = await ScrapeAsync(scraper);
 
         var responses = await Task.WhenAll(Enumerable.Range(0, Requests)

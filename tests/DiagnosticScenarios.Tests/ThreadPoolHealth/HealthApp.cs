@@ -43,5 +43,9 @@ internal static class HealthApp
         return new Uri(page.GetProperty("livePage").GetString() ?? throw new InvalidOperationException($"The live page is not listening: {page}\n{app.Output}"));
     }
 
+    /// <summary>A client of the live page's server, where the snapshot and the scrape are.</summary>
+    public static async Task<HttpClient> LivePageClientAsync(this ServerProcess app) =>
+        new() { BaseAddress = await app.LivePageAsync(), Timeout = TimeoutExtensions.Default };
+
     public static HttpClient CreateClient(this ServerProcess app) => new() { BaseAddress = app.BaseAddress, Timeout = TimeSpan.FromSeconds(30) };
 }
