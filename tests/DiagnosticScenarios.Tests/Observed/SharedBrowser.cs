@@ -60,6 +60,23 @@ internal sealed class SharedBrowser : IDisposable
         JsonSerializer.Deserialize<T>((string)Driver.ExecuteScript($"return JSON.stringify({expression});")!, Json)!;
 
     /// <summary>
+    /// Runs <paramref name="source"/> in every page loaded while <paramref name="run"/> runs, before the page's own
+    /// scripts (to hold back or watch what the page fetches), and no longer once it returns.
+    /// </summary>
+    public T WithScriptBeforeEachPage<T>(string source, Func<T> run)
+    {
+        var script = (Dictionary<string, object?>)Driver.ExecuteCdpCommand("Page.addScriptToEvaluateOnNewDocument", new Dictionary<string, object?> { ["source"] = source })!;
+        try
+        {
+            return run();
+        }
+        finally
+        {
+            Driver.ExecuteCdpCommand("Page.removeScriptToEvaluateOnNewDocument", new Dictionary<string, object?> { ["identifier"] = script["identifier"] });
+        }
+    }
+
+    /// <summary>
     /// Waits for a condition the page must reach, polling; the message names what never came and, given
     /// <paramref name="seen"/>, what the page showed instead.
     /// </summary>

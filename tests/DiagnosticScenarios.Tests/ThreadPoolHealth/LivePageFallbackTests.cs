@@ -87,21 +87,13 @@ public sealed class LivePageFallbackTests(ObservedRuns runs, LivePageFallbackTes
             """;
         const string enabled = "['export-png', 'stacks-capture', 'load-start', 'load-stop', 'minthreads-apply', 'minthreads-reset'].filter((id) => !document.getElementById(id).disabled).join(' ')";
 
-        var (before, after) = await Task.Run(() =>
+        var (before, after) = await Task.Run(() => browser.WithScriptBeforeEachPage(holdSettingsBack, () =>
         {
-            var script = (Dictionary<string, object?>)browser.Driver.ExecuteCdpCommand("Page.addScriptToEvaluateOnNewDocument", new Dictionary<string, object?> { ["source"] = holdSettingsBack })!;
-            try
-            {
-                browser.Driver.Navigate().GoToUrl(app.BaseAddress);
-                var before = browser.Read<string>(enabled);
-                SharedBrowser.WaitUntil(() => browser.Read<string>(enabled).Split(' ').Length == 6, Patience, "enable its controls", () => browser.Read<string>(enabled));
-                return (before, browser.Read<string>(enabled));
-            }
-            finally
-            {
-                browser.Driver.ExecuteCdpCommand("Page.removeScriptToEvaluateOnNewDocument", new Dictionary<string, object?> { ["identifier"] = script["identifier"] });
-            }
-        }).TimeoutAfter(Patience + Patience);
+            browser.Driver.Navigate().GoToUrl(app.BaseAddress);
+            var before = browser.Read<string>(enabled);
+            SharedBrowser.WaitUntil(() => browser.Read<string>(enabled).Split(' ').Length == 6, Patience, "enable its controls", () => browser.Read<string>(enabled));
+            return (before, browser.Read<string>(enabled));
+        })).TimeoutAfter(Patience + Patience);
 
         output.WriteLine($"enabled while the page waited for its settings: \"{before}\"; once it had them: \"{after}\"");
         Assert.Equal("", before);
@@ -135,28 +127,20 @@ public sealed class LivePageFallbackTests(ObservedRuns runs, LivePageFallbackTes
             });
             """;
 
-        var (shown, afterThePoll) = await Task.Run(() =>
+        var (shown, afterThePoll) = await Task.Run(() => browser.WithScriptBeforeEachPage(holdPollsBack, () =>
         {
-            var script = (Dictionary<string, object?>)browser.Driver.ExecuteCdpCommand("Page.addScriptToEvaluateOnNewDocument", new Dictionary<string, object?> { ["source"] = holdPollsBack })!;
-            try
-            {
-                browser.Driver.Navigate().GoToUrl(app.BaseAddress);
-                SharedBrowser.WaitUntil(() => browser.Driver.FindElement(By.Id("stacks-capture")).Enabled, Patience, "offer its Capture now button");
-                // The button's own click, not a pointer at its place: a CI run's click reached neither the page's handler
-                // nor the script's listener above (the page may move while it fills in), and this test is about the poll.
-                browser.Driver.ExecuteScript("document.getElementById('stacks-capture').click();");
-                SharedBrowser.WaitUntil(() => browser.Driver.FindElement(By.Id("stacks-status")).Text.StartsWith("The capture failed", StringComparison.Ordinal), Patience, "say the capture failed",
-                    () => $"\"{browser.Driver.FindElement(By.Id("stacks-status")).Text}\", after:\n{string.Join('\n', browser.Read<string[]>("window.seen"))}");
-                var shown = browser.Driver.FindElement(By.Id("stacks-status")).Text;
-                // Physics sets this interval: past the held-back poll's three seconds, before the next poll (every five).
-                Thread.Sleep(TimeSpan.FromSeconds(3.5));
-                return (shown, browser.Driver.FindElement(By.Id("stacks-status")).Text);
-            }
-            finally
-            {
-                browser.Driver.ExecuteCdpCommand("Page.removeScriptToEvaluateOnNewDocument", new Dictionary<string, object?> { ["identifier"] = script["identifier"] });
-            }
-        }).TimeoutAfter(Patience + Patience);
+            browser.Driver.Navigate().GoToUrl(app.BaseAddress);
+            SharedBrowser.WaitUntil(() => browser.Driver.FindElement(By.Id("stacks-capture")).Enabled, Patience, "offer its Capture now button");
+            // The button's own click, not a pointer at its place: a CI run's click reached neither the page's handler
+            // nor the script's listener above (the page may move while it fills in), and this test is about the poll.
+            browser.Driver.ExecuteScript("document.getElementById('stacks-capture').click();");
+            SharedBrowser.WaitUntil(() => browser.Driver.FindElement(By.Id("stacks-status")).Text.StartsWith("The capture failed", StringComparison.Ordinal), Patience, "say the capture failed",
+                () => $"\"{browser.Driver.FindElement(By.Id("stacks-status")).Text}\", after:\n{string.Join('\n', browser.Read<string[]>("window.seen"))}");
+            var shown = browser.Driver.FindElement(By.Id("stacks-status")).Text;
+            // Physics sets this interval: past the held-back poll's three seconds, before the next poll (every five).
+            Thread.Sleep(TimeSpan.FromSeconds(3.5));
+            return (shown, browser.Driver.FindElement(By.Id("stacks-status")).Text);
+        })).TimeoutAfter(Patience + Patience);
 
         output.WriteLine($"after the capture: {shown}\nafter the older poll's answer: {afterThePoll}");
         Assert.Equal(shown, afterThePoll);
