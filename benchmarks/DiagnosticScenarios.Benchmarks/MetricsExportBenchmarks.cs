@@ -94,7 +94,7 @@ public class MetricsExportBenchmarks : IDisposable
         }
 
         _app.UseEndpointAttribution();
-        _app.MapGet("/api/diagscenario/ping", () => "success:ping");
+        _app.MapGet(PingPath, () => "success:ping");
         await _app.StartAsync();
         if (Host == "Kestrel")
         {

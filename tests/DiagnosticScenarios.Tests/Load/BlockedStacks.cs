@@ -15,9 +15,10 @@ internal static class BlockedStacks
     private const int Shown = 6;
 
     /// <summary>
-    /// Records ASP.NET Core's hosting events of <paramref name="processId"/> from now, and a snapshot <paramref name="after"/>
-    /// from now while they still record, off the pool: a site whose action the JIT inlined is named by the requests its
-    /// threads started. Answers how long the snapshot's recording took and the requests.
+    /// Records ASP.NET Core's hosting events of <paramref name="processId"/> once their session is open, and a snapshot
+    /// <paramref name="after"/> that while they still record, off the pool: a site whose action the JIT inlined is named by
+    /// the requests its threads started once the session was open (the one caller's burst is named by its lambdas' frames).
+    /// Answers how long the snapshot's recording took and the requests.
     /// </summary>
     public static Task<RecordedStacks> RecordAsync(int processId, TimeSpan after, string trace) =>
         Task.Factory.StartNew(() =>

@@ -90,9 +90,7 @@ public sealed class ObservedRuns : IAsyncLifetime
         await using var prometheus = plan.Scraped && PrometheusTools.Server is not null ? StartPrometheus(environment) : null;
         await using var server = await HealthApp.StartAsync(environment);
         using var client = new HttpClient { Timeout = RequestTimeout };
-        var page = await client.GetFromJsonAsync<JsonElement>(new Uri(server.BaseAddress, "api/threadpool/page")).DefaultTimeout();
-        var livePage = new Uri(page.GetProperty("livePage").GetString()
-            ?? throw new InvalidOperationException($"The app's live page is not listening: {page}\n{server.Output}"));
+        var livePage = await server.LivePageAsync();
         Lap("server up");
 
         using var stopping = new CancellationTokenSource();
