@@ -20,11 +20,9 @@ public static class HostingRequests
     /// <summary>
     /// Records the hosting events of <paramref name="processId"/> for <paramref name="window"/>, then runs
     /// <paramref name="atTheEnd"/> (a snapshot) while still recording, and answers the last request started on each thread.
-    /// <paramref name="recording"/>, if given, runs once the session is on: a caller that starts the load then labels every
-    /// request of it, even one that holds its thread for the whole window.
     /// </summary>
     /// <exception cref="DiagnosisException">The process is not there, not .NET, or its diagnostic port did not answer.</exception>
-    public static RequestLabels Record(int processId, TimeSpan window, Action atTheEnd, DiagnosisOptions? options = null, Action? recording = null)
+    public static RequestLabels Record(int processId, TimeSpan window, Action atTheEnd, DiagnosisOptions? options = null)
     {
         options ??= DiagnosisOptions.Default;
         var trace = ScratchFiles.NewPath($"requests-{processId}", ".nettrace");
@@ -33,7 +31,6 @@ public static class HostingRequests
             var provider = new EventPipeProvider(ProviderName, EventLevel.Informational);
             EventPipeRecorder.Record(processId, [provider], () =>
             {
-                recording?.Invoke();
                 Thread.Sleep(window);
                 atTheEnd();
             }, trace, options, rundown: false);
@@ -54,9 +51,14 @@ public static class HostingRequests
             : null;
     }
 
-    /// <summary>The last request started on each thread in a trace of the hosting events.</summary>
+    /// <summary>
+    /// The last request started on each thread in a trace that holds the hosting events (its own session's, or a wait
+    /// trace's), up to <paramref name="until"/> (UTC) when given: the moment a snapshot recorded in another session sampled
+    /// the threads, on the same machine's clock.
+    /// </summary>
+    /// <param name="window">How long the events cover, as the labels' source says it.</param>
     /// <exception cref="DiagnosisException">The file cannot be read as a trace.</exception>
-    public static RequestLabels Read(string nettracePath, TimeSpan window)
+    public static RequestLabels Read(string nettracePath, TimeSpan window, DateTime? until = null)
     {
         var last = new Dictionary<int, string>();
         var started = 0;
@@ -65,7 +67,7 @@ public static class HostingRequests
             using var source = new EventPipeEventSource(nettracePath);
             source.Dynamic.All += data =>
             {
-                if (RequestStarted(data) is { } request)
+                if (RequestStarted(data) is { } request && (until is null || data.TimeStamp.ToUniversalTime() <= until))
                 {
                     started++;
                     last[data.ThreadID] = request;

@@ -69,18 +69,18 @@ public static class StackSnapshots
     /// <summary>
     /// Records what <see cref="Analyze"/> reads (the sample profiler and rundown) to <paramref name="nettracePath"/>, and no
     /// more: a caller that must disturb the target as little as possible takes the snapshot now and analyses it later.
+    /// <paramref name="afterSampling"/>, if given, runs once the threads are sampled, before the session stops and its rundown.
     /// </summary>
     /// <exception cref="DiagnosisException">The process is not there, not .NET, or its diagnostic port did not answer.</exception>
-    public static void Record(int processId, string nettracePath, DiagnosisOptions? options = null) =>
-        Record(processId, nettracePath, options ?? DiagnosisOptions.Default, afterSampling: null);
-
-    // The sample profiler for the options' duration; afterSampling runs then, before the session stops and its rundown.
-    private static void Record(int processId, string nettracePath, DiagnosisOptions options, Action? afterSampling) =>
+    public static void Record(int processId, string nettracePath, DiagnosisOptions? options = null, Action? afterSampling = null)
+    {
+        options ??= DiagnosisOptions.Default;
         EventPipeRecorder.Record(processId, [new EventPipeProvider(SampleProfiler, EventLevel.Informational)], () =>
         {
             Thread.Sleep(options.SampleDuration);
             afterSampling?.Invoke();
         }, nettracePath, options, rundown: true);
+    }
 
     /// <summary><see cref="Record"/> on a thread of its own, for a caller that awaits.</summary>
     public static Task RecordOnDedicatedThreadAsync(int processId, string nettracePath, DiagnosisOptions? options = null) =>

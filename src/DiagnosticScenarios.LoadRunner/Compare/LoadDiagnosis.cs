@@ -6,8 +6,9 @@ namespace DiagnosticScenarios.LoadRunner.Compare;
 /// <summary>
 /// One server diagnosed from outside while its load runs: a wait trace (the runtime's wait events with their stacks, the
 /// pool's adjustments, ASP.NET Core's hosting events) open before the load starts and closed when it is over, so it sees
-/// the cold pool's first adjustments; and a stack snapshot some time into the load (half-way by default) with the hosting
-/// events up to it. Each is recorded on a thread of its own to a file; analysis waits for the load to end.
+/// the cold pool's first adjustments and every request the load started; and a stack snapshot some time into the load
+/// (half-way by default), whose threads are tied to their requests by the hosting events the wait trace recorded up to
+/// the snapshot. Each is recorded on a thread of its own to a file; analysis waits for the load to end.
 /// </summary>
 internal sealed class LoadDiagnosis : IDisposable
 {
@@ -17,10 +18,12 @@ internal sealed class LoadDiagnosis : IDisposable
     private readonly ManualResetEventSlim _loadOver = new();
     private readonly TaskCompletionSource _recording = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private readonly Task _waits;
-    private Task<(TimeSpan Recorded, RequestLabels Requests)>? _stacks;
+    private readonly TimeSpan _snapshotAfter;
+    private Task<(TimeSpan Recorded, DateTime SampledAt)>? _stacks;
 
-    private LoadDiagnosis(int processId)
+    private LoadDiagnosis(int processId, TimeSpan snapshotAfter)
     {
+        _snapshotAfter = snapshotAfter;
         _waits = Task.Factory.StartNew(() => WaitAnalyzer.Record(processId, () =>
         {
             _recording.TrySetResult();
@@ -33,32 +36,18 @@ internal sealed class LoadDiagnosis : IDisposable
     private string StackTrace => Path.Combine(_folder.FullName, "stacks.nettrace");
 
     /// <summary>
-    /// Returns once the wait trace and the hosting events record, with the snapshot's countdown started: the caller starts
-    /// the load then, so every request of it is labelled (a blocked request may hold its thread for the whole countdown),
-    /// and calls <see cref="FinishRecordingAsync"/> when it ends, while the server is still up.
+    /// Returns once the wait trace records, with the snapshot's countdown started: the caller starts the load then, so the
+    /// trace sees every request of it start (a blocked request may hold its thread for the whole countdown), and calls
+    /// <see cref="FinishRecordingAsync"/> when it ends, while the server is still up.
     /// </summary>
     /// <exception cref="DiagnosisException">The server's diagnostic port did not open a session.</exception>
     public static async Task<LoadDiagnosis> StartAsync(int processId, TimeSpan snapshotAfter, CancellationToken cancellationToken)
     {
-        var diagnosis = new LoadDiagnosis(processId);
-#pragma warning disable VSTHRD003 // deliberate: this diagnosis's own recording threads; the runner has no SynchronizationContext
+        var diagnosis = new LoadDiagnosis(processId, snapshotAfter);
+#pragma warning disable VSTHRD003 // deliberate: this diagnosis's own recording thread; the runner has no SynchronizationContext
         try
         {
             await Recording(diagnosis._recording.Task, diagnosis._waits, "wait trace", cancellationToken);
-            var requestsRecording = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
-            diagnosis._stacks = Task.Factory.StartNew(() =>
-            {
-                // By then the cold pool's threads have long reached the scenario's blocking call, and the load stays on past the snapshot.
-                var recorded = TimeSpan.Zero;
-                var requests = HostingRequests.Record(processId, snapshotAfter, () =>
-                {
-                    var recording = Stopwatch.StartNew();
-                    StackSnapshots.Record(processId, diagnosis.StackTrace);
-                    recorded = recording.Elapsed;
-                }, recording: requestsRecording.SetResult);
-                return (recorded, requests);
-            }, CancellationToken.None, TaskCreationOptions.LongRunning, TaskScheduler.Default);
-            await Recording(requestsRecording.Task, diagnosis._stacks, "hosting events' trace", cancellationToken);
         }
         catch
         {
@@ -67,6 +56,15 @@ internal sealed class LoadDiagnosis : IDisposable
         }
 #pragma warning restore VSTHRD003
 
+        diagnosis._stacks = Task.Factory.StartNew(() =>
+        {
+            // By then the cold pool's threads have long reached the scenario's blocking call, and the load stays on past the snapshot.
+            Thread.Sleep(snapshotAfter);
+            var recording = Stopwatch.StartNew();
+            var sampledAt = DateTime.MaxValue;
+            StackSnapshots.Record(processId, diagnosis.StackTrace, afterSampling: () => sampledAt = DateTime.UtcNow);
+            return (recording.Elapsed, sampledAt);
+        }, CancellationToken.None, TaskCreationOptions.LongRunning, TaskScheduler.Default);
         return diagnosis;
     }
 
@@ -102,9 +100,9 @@ internal sealed class LoadDiagnosis : IDisposable
     {
         LoadIsOver();
         await _waits.WaitAsync(cancellationToken);
-        var (recorded, requests) = await _stacks!.WaitAsync(cancellationToken);
+        var (recorded, sampledAt) = await _stacks!.WaitAsync(cancellationToken);
         return await Task.Run(() => new ScenarioDiagnosis(
-            StackSnapshots.Analyze(StackTrace, requests: requests) with { CaptureMs = Math.Round(recorded.TotalMilliseconds, 1) },
+            StackSnapshots.Analyze(StackTrace, requests: HostingRequests.Read(WaitTrace, _snapshotAfter, until: sampledAt)) with { CaptureMs = Math.Round(recorded.TotalMilliseconds, 1) },
             WaitAnalyzer.Analyze(WaitTrace)), cancellationToken);
     }
 

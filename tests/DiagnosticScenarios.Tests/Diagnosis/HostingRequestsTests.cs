@@ -1,0 +1,54 @@
+using DiagnosticScenarios.Diagnosis;
+using DiagnosticScenarios.Tests.Load;
+
+namespace DiagnosticScenarios.Tests.Diagnosis;
+
+/// <summary>
+/// The requests a snapshot's threads are tied to, read from a wait trace that went on after the snapshot (as
+/// <c>compare --diagnose</c> reads them): only those started before the moment given count.
+/// </summary>
+public sealed class HostingRequestsTests : IDisposable
+{
+    private const string Before = "api/diagscenario/ping";
+    private const string After = "api/scenarios";
+
+    // Each side of the moment stays this far from a request: the trace's clock and this process's are the same machine's,
+    // read through the session's sync point (milliseconds).
+    private static readonly TimeSpan Apart = TimeSpan.FromMilliseconds(200);
+
+    private readonly DirectoryInfo _folder = Directory.CreateTempSubdirectory("hosting-requests-");
+
+    [Fact]
+    public async Task Read_UntilAMoment_LabelsThreadsOnlyWithRequestsStartedBeforeIt()
+    {
+        await using var server = await LoadExperiment.StartServerAsync();
+        var trace = Path.Combine(_folder.FullName, "waits.nettrace");
+        using var client = new HttpClient { BaseAddress = server.BaseAddress, Timeout = TimeSpan.FromSeconds(10) };
+        var moment = DateTime.MinValue;
+
+        await Task.Factory.StartNew(() => WaitAnalyzer.Record(server.ProcessId, () =>
+        {
+            Send(client, Before);
+            Thread.Sleep(Apart);
+            moment = DateTime.UtcNow;
+            Thread.Sleep(Apart);
+            Send(client, After);
+        }, trace), CancellationToken.None, TaskCreationOptions.LongRunning, TaskScheduler.Default).DefaultTimeout();
+
+        var untilTheMoment = HostingRequests.Read(trace, Apart, until: moment);
+        var all = HostingRequests.Read(trace, Apart + Apart);
+
+        var labels = $"until the moment: {untilTheMoment.Source}: {string.Join(", ", untilTheMoment.ByThread.Values)}; all: {all.Source}: {string.Join(", ", all.ByThread.Values)}";
+        Assert.True(untilTheMoment.ByThread.Values.Contains($"GET /{Before}") && !untilTheMoment.ByThread.Values.Contains($"GET /{After}"), labels);
+        // Without the moment, the later request labels its thread: the cut is what left it out.
+        Assert.True(all.ByThread.Values.Contains($"GET /{After}"), labels);
+    }
+
+    public void Dispose() => _folder.Delete(recursive: true);
+
+    private static void Send(HttpClient client, string path)
+    {
+        using var response = client.Send(new HttpRequestMessage(HttpMethod.Get, path));
+        response.EnsureSuccessStatusCode();
+    }
+}
