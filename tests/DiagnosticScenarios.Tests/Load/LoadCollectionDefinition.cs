@@ -3,11 +3,16 @@ using DiagnosticScenarios.Tests.Observed;
 namespace DiagnosticScenarios.Tests.Load;
 
 /// <summary>
-/// Every load test. They run one at a time and never beside another test class: a measurement of thread-pool
-/// starvation is only fair when nothing else competes for the machine's cores. Each class in it also carries
-/// <c>[Trait("Category", "Load")]</c>, which <c>dotnet test --filter "Category!=Load"</c> leaves out. The observed runs
-/// (<see cref="ObservedRuns"/>) are shared by the classes that read them.
+/// Every test that measures time under load. They run one at a time and never beside another test class: a measurement
+/// of thread-pool starvation is only fair when nothing else competes for the machine's cores. Each class in it also
+/// carries <c>[Trait("Category", "Load")]</c>, which <c>dotnet test --filter "Category!=Load"</c> leaves out. The observed
+/// runs (<see cref="ObservedRuns"/>) are shared by the classes that read them.
 /// </summary>
+/// <remarks>
+/// Classes that start servers and load them for what they answer or what a diagnosis names, never for how fast (the fixture
+/// apps' diagnosis, the load script and the page's load control on short light loads, the pool minimum a setting gives),
+/// carry the trait but not the collection: they run beside the functional tests and take no time from the measurements.
+/// </remarks>
 [CollectionDefinition(Name, DisableParallelization = true)]
 public sealed class LoadCollectionDefinition : ICollectionFixture<ObservedRuns>
 {

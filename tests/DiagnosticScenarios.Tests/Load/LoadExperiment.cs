@@ -38,6 +38,12 @@ internal static class LoadExperiment
     /// </summary>
     public static readonly TimeSpan SnapshotAfter = Duration / 2;
 
+    /// <summary>A pool minimum above the connection count: a thread for every blocked request from the start.</summary>
+    public const int RescueMinThreads = 200;
+
+    /// <summary>The BAD scenarios measured again with <see cref="RescueMinThreads"/>: one sync-over-async, one synchronous I/O.</summary>
+    public static IReadOnlyList<string> RescuedScenarios { get; } = ["taskwait", "syncio"];
+
     public static string AppPath { get; } = typeof(LoadExperiment).Assembly
         .GetCustomAttributes<AssemblyMetadataAttribute>()
         .Single(a => a.Key == "DiagnosticScenariosAppPath").Value!;
@@ -99,4 +105,7 @@ public sealed class MockLoadMeasurements : MeasurementCache
 
     /// <summary>The family's BAD and GOOD scenarios in one comparison, as <c>compare</c> runs them by default.</summary>
     protected override IEnumerable<IReadOnlyList<string>> Batches => [[.. CatalogueData.Shapes(ScenarioCatalogue.Mock)]];
+
+    /// <summary>The scenarios the raised minimum rescues, in one comparison of their own.</summary>
+    protected override IEnumerable<IReadOnlyList<string>> BatchesWithMinThreads(int minWorkerThreads) => [LoadExperiment.RescuedScenarios];
 }

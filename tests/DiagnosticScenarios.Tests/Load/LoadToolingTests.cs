@@ -9,7 +9,6 @@ namespace DiagnosticScenarios.Tests.Load;
 /// The commands the README and docs/load-testing.md show, run for real on short loads. What <c>compare</c> prints and
 /// writes is checked on the comparison the starvation tests measure with it (StarvationLoadTests).
 /// </summary>
-[Collection(LoadCollectionDefinition.Name)]
 [Trait(TestCategory.Name, TestCategory.Load)]
 public sealed class LoadToolingTests
 {

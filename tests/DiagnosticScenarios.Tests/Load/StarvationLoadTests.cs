@@ -132,12 +132,13 @@ public sealed class StarvationLoadTests(MockLoadMeasurements measurements, ITest
         Assert.True(ratio >= 10, $"ping median under tasksleepwait only {ratio:0.0} × under taskasyncwait. {figures}");
     }
 
+    public static TheoryData<string> RescuedScenarios => [.. LoadExperiment.RescuedScenarios];
+
     [Theory]
-    [InlineData("taskwait")]
-    [InlineData("syncio")]
+    [MemberData(nameof(RescuedScenarios))]
     public async Task SetMinThreadsAboveTheConnectionCount_RescuesBadScenario_AtTheCostOfThreads(string scenario)
     {
-        const int minThreads = 200;
+        const int minThreads = LoadExperiment.RescueMinThreads;
         var good = await measurements.MeasureAsync("taskasyncwait");
         var rescued = await measurements.MeasureAsync(scenario, minWorkerThreads: minThreads);
 

@@ -12,7 +12,6 @@ namespace DiagnosticScenarios.Tests.ThreadPoolHealth;
 /// (MinThreadsControlTests): the runtimeconfig.json setting, and the MSBuild property the SDK writes into it. Each on a
 /// server of its own, which reports the minimum it runs with at GET /api/threadpool.
 /// </summary>
-[Collection(LoadCollectionDefinition.Name)]
 [Trait(TestCategory.Name, TestCategory.Load)]
 public sealed class MinThreadsSettingsTests : IDisposable
 {
