@@ -13,32 +13,16 @@ namespace DiagnosticScenarios.Tests.Diagnosis;
 /// callers' lines after; Release inlines small methods into ASP.NET Core's compiled invokers, so a site names the innermost
 /// method left and its line, or says where the code was inlined and the route its threads serve.
 /// </summary>
-/// <remarks>
-/// Nothing here is timed: the classes run beside the functional tests, one class per fixture app so that neither waits for
-/// the other.
-/// </remarks>
-internal static class FixtureAppDiagnosis
+[Collection(LoadCollectionDefinition.Name)]
+[Trait(TestCategory.Name, TestCategory.Load)]
+public sealed class FixtureAppDiagnosisTests(ITestOutputHelper output)
 {
     // Enough to hold a few threads in each route's wait on a pool that starts with two; each request lasts one or two
     // latencies (400 ms), so every thread parked at the end started its request within the requests window.
-    public const int WorkersPerRoute = 3;
-    public static readonly TimeSpan FirstAnswers = TimeSpan.FromSeconds(30);
-    public static readonly JsonSerializerOptions Json = new(JsonSerializerDefaults.Web);
+    private const int WorkersPerRoute = 3;
+    private static readonly TimeSpan FirstAnswers = TimeSpan.FromSeconds(30);
+    private static readonly JsonSerializerOptions Json = new(JsonSerializerDefaults.Web);
 
-    public static async Task<string> RunAsync(string? installedTool, params string[] arguments)
-    {
-        var run = installedTool is null
-            ? await DiagnoseCli.RunAsync(arguments)
-            : await ChildProcess.RunAsync(new ChildProcessStart(installedTool, arguments) { WorkingDirectory = RepositoryPaths.Root }, TimeSpan.FromSeconds(30));
-        Assert.True(run.ExitCode == 0, run.ToString());
-        return run.Output;
-    }
-}
-
-/// <summary>Contoso.Orders, an MVC app whose blocking sits in a service class below its actions (see <see cref="FixtureAppDiagnosis"/>).</summary>
-[Trait(TestCategory.Name, TestCategory.Load)]
-public sealed class MvcFixtureAppDiagnosisTests(ITestOutputHelper output)
-{
     [Theory]
     [InlineData("Debug", false)]
     [InlineData("Release", true)]
@@ -78,20 +62,20 @@ public sealed class MvcFixtureAppDiagnosisTests(ITestOutputHelper output)
         await using var server = await BlockedServer.StartAsync(app.ServerOptions);
         foreach (var route in chains.Select(c => c.Uri).Distinct())
         {
-            server.Loop(route, FixtureAppDiagnosis.WorkersPerRoute);
+            server.Loop(route, WorkersPerRoute);
         }
 
-        await server.WhenEveryLoopHasAnsweredAsync(FixtureAppDiagnosis.FirstAnswers);
+        await server.WhenEveryLoopHasAnsweredAsync(FirstAnswers);
         // Side by side, as two terminals would run them: two EventPipe sessions on the same starved process.
-        var stacksRun = FixtureAppDiagnosis.RunAsync(cli?.Command, "stacks", "-p", $"{server.ProcessId}", "--format", "json", "--top", "10", "--requests-window", "1.5s");
-        var waitsRun = FixtureAppDiagnosis.RunAsync(cli?.Command, "waits", "-p", $"{server.ProcessId}", "--json", "--top", "10", "--duration", "1.5s");
+        var stacksRun = RunAsync(cli?.Command, "stacks", "-p", $"{server.ProcessId}", "--format", "json", "--top", "10", "--requests-window", "1.5s");
+        var waitsRun = RunAsync(cli?.Command, "waits", "-p", $"{server.ProcessId}", "--json", "--top", "10", "--duration", "1.5s");
         var stacks = await stacksRun;
         var waits = await waitsRun;
 
-        var snapshot = JsonSerializer.Deserialize<StackSnapshot>(stacks, FixtureAppDiagnosis.Json)!;
+        var snapshot = JsonSerializer.Deserialize<StackSnapshot>(stacks, Json)!;
         var sites = snapshot.BlockedPoolSites;
         output.WriteLine(string.Join('\n', sites.Select(s => s.Describe(snapshot.PoolThreadCount))));
-        var waitSites = JsonSerializer.Deserialize<WaitAnalysis>(waits, FixtureAppDiagnosis.Json)!.Sites;
+        var waitSites = JsonSerializer.Deserialize<WaitAnalysis>(waits, Json)!.Sites;
         output.WriteLine(string.Join('\n', waitSites.Select(s => s.Describe())));
         Assert.Contains(snapshot.Modules, m => m.Module == "Contoso.Orders" && m.IsApp);
         foreach (var route in chains.GroupBy(c => c.Route))
@@ -105,12 +89,6 @@ public sealed class MvcFixtureAppDiagnosisTests(ITestOutputHelper output)
         Assert.All(sites, s => Assert.Equal(s.Blocking.Kind == BlockingKind.TaskWait && s.Groups[0].UnderTaskRun ? BlockingFrame.TaskRunFix : BlockingFrame.FixFor(s.Blocking.Kind), s.Fix));
     }
 
-}
-
-/// <summary>Fabrikam.Stock, a minimal API that polls with Thread.Sleep (see <see cref="FixtureAppDiagnosis"/>).</summary>
-[Trait(TestCategory.Name, TestCategory.Load)]
-public sealed class MinimalApiFixtureAppDiagnosisTests(ITestOutputHelper output)
-{
     [Theory]
     [InlineData("Debug")]
     [InlineData("Release")]
@@ -124,12 +102,12 @@ public sealed class MinimalApiFixtureAppDiagnosisTests(ITestOutputHelper output)
         ]);
         var speedscope = Path.Combine(Path.GetTempPath(), $"stacks-{Guid.NewGuid():N}.speedscope.json");
         await using var server = await BlockedServer.StartAsync(app.ServerOptions);
-        server.Loop(chain.Uri, 2 * FixtureAppDiagnosis.WorkersPerRoute);
-        await server.WhenEveryLoopHasAnsweredAsync(FixtureAppDiagnosis.FirstAnswers);
+        server.Loop(chain.Uri, 2 * WorkersPerRoute);
+        await server.WhenEveryLoopHasAnsweredAsync(FirstAnswers);
         try
         {
-            var text = await FixtureAppDiagnosis.RunAsync(null, "stacks", "-p", $"{server.ProcessId}", "--requests-window", "1.5s");
-            var json = await FixtureAppDiagnosis.RunAsync(null, "stacks", "-p", $"{server.ProcessId}", "--format", "speedscope", "-o", speedscope, "--requests-window", "0s");
+            var text = await RunAsync(null, "stacks", "-p", $"{server.ProcessId}", "--requests-window", "1.5s");
+            var json = await RunAsync(null, "stacks", "-p", $"{server.ProcessId}", "--format", "speedscope", "-o", speedscope, "--requests-window", "0s");
 
             output.WriteLine(text);
             var headlines = text.Split('\n').SkipWhile(l => !l.StartsWith("Blocking sites", StringComparison.Ordinal)).Skip(1).TakeWhile(l => l.StartsWith("  ", StringComparison.Ordinal)).ToList();
@@ -147,5 +125,14 @@ public sealed class MinimalApiFixtureAppDiagnosisTests(ITestOutputHelper output)
         {
             File.Delete(speedscope);
         }
+    }
+
+    private static async Task<string> RunAsync(string? installedTool, params string[] arguments)
+    {
+        var run = installedTool is null
+            ? await DiagnoseCli.RunAsync(arguments)
+            : await ChildProcess.RunAsync(new ChildProcessStart(installedTool, arguments) { WorkingDirectory = RepositoryPaths.Root }, TimeSpan.FromSeconds(30));
+        Assert.True(run.ExitCode == 0, run.ToString());
+        return run.Output;
     }
 }

@@ -9,9 +9,11 @@ namespace DiagnosticScenarios.Tests.Load;
 /// runs (<see cref="ObservedRuns"/>) are shared by the classes that read them.
 /// </summary>
 /// <remarks>
-/// Classes that start servers and load them for what they answer or what a diagnosis names, never for how fast (the fixture
-/// apps' diagnosis, the load script and the page's load control on short light loads, the pool minimum a setting gives),
+/// Classes that start servers and load them only for what they answer, never for how fast or for what a snapshot of the
+/// moment shows (the load script and the page's load control on short light loads, the pool minimum a setting gives),
 /// carry the trait but not the collection: they run beside the functional tests and take no time from the measurements.
+/// A diagnosis of a loaded process is a measurement too: on two cores shared with the functional tests, a snapshot of a
+/// fixture app once found none of its threads parked.
 /// </remarks>
 [CollectionDefinition(Name, DisableParallelization = true)]
 public sealed class LoadCollectionDefinition : ICollectionFixture<ObservedRuns>
