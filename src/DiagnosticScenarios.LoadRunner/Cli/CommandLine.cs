@@ -4,6 +4,7 @@ using System.CommandLine.Parsing;
 using System.Globalization;
 using System.Text.Json;
 using DiagnosticScenarios.Common;
+using DiagnosticScenarios.Diagnosis;
 using DiagnosticScenarios.LoadRunner.Compare;
 using DiagnosticScenarios.LoadRunner.Load;
 using DiagnosticScenarios.LoadRunner.Server;
@@ -15,7 +16,10 @@ public static class CommandLine
 {
     public const int UsageExitCode = 2;
 
-    /// <summary>A comparison that could not be measured: a server that would not start, a scenario that failed its warm-up.</summary>
+    /// <summary>
+    /// A comparison that could not be measured: a server that would not start, a scenario that failed its warm-up, a server
+    /// <c>--diagnose</c> could not open a session on.
+    /// </summary>
     public const int FailureExitCode = 1;
     private const string Name = "DiagnosticScenarios.LoadRunner";
 
@@ -50,7 +54,7 @@ public static class CommandLine
         {
             return UsageError(error, parsed, [e.Message]);
         }
-        catch (Exception e) when (e is ServerStartException or MeasurementException)
+        catch (Exception e) when (e is ServerStartException or MeasurementException or DiagnosisException)
         {
             await error.WriteLineAsync(e.Message);
             return FailureExitCode;

@@ -47,7 +47,13 @@ internal sealed class LoadDiagnosis : IDisposable
 #pragma warning disable VSTHRD003 // deliberate: this diagnosis's own recording thread; the runner has no SynchronizationContext
         try
         {
-            await Recording(diagnosis._recording.Task, diagnosis._waits, "wait trace", cancellationToken);
+            // A session that failed to open ends the recording thread first, and fails here saying why.
+            await Task.WhenAny(diagnosis._recording.Task, diagnosis._waits).WaitAsync(SessionPatience, cancellationToken);
+            if (!diagnosis._recording.Task.IsCompleted)
+            {
+                await diagnosis._waits;
+                throw new MeasurementException("The wait trace ended before it recorded.");
+            }
         }
         catch
         {
@@ -66,19 +72,6 @@ internal sealed class LoadDiagnosis : IDisposable
             return (recording.Elapsed, sampledAt);
         }, CancellationToken.None, TaskCreationOptions.LongRunning, TaskScheduler.Default);
         return diagnosis;
-    }
-
-    // Waits until a recording thread's session is on; a session that failed to open fails here, saying why.
-    private static async Task Recording(Task on, Task recorder, string what, CancellationToken cancellationToken)
-    {
-#pragma warning disable VSTHRD003 // deliberate: the tasks of this diagnosis's own recording threads
-        await Task.WhenAny(on, recorder).WaitAsync(SessionPatience, cancellationToken);
-        if (!on.IsCompleted)
-        {
-            await recorder;
-            throw new InvalidOperationException($"The {what} ended before it recorded.");
-        }
-#pragma warning restore VSTHRD003
     }
 
     /// <summary>Ends the wait trace.</summary>
@@ -108,9 +101,15 @@ internal sealed class LoadDiagnosis : IDisposable
 
     public void Dispose()
     {
-        // A recording still on (the comparison failed) stops, and its thread ends, before its folder goes.
+        // A recording still on (the comparison failed) stops, and its thread ends, before its folder goes: the wait trace
+        // at once, the snapshot once its countdown and its sampling are over.
         LoadIsOver();
         ((IAsyncResult)_waits).AsyncWaitHandle.WaitOne(SessionPatience);
+        if (_stacks is not null)
+        {
+            ((IAsyncResult)_stacks).AsyncWaitHandle.WaitOne(_snapshotAfter + SessionPatience);
+        }
+
         _folder.Delete(recursive: true);
         _loadOver.Dispose();
     }

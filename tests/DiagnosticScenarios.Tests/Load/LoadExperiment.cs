@@ -107,5 +107,5 @@ public sealed class MockLoadMeasurements : MeasurementCache
     protected override IEnumerable<IReadOnlyList<string>> Batches => [[.. CatalogueData.Shapes(ScenarioCatalogue.Mock)]];
 
     /// <summary>The scenarios the raised minimum rescues, in one comparison of their own.</summary>
-    protected override IEnumerable<IReadOnlyList<string>> BatchesWithMinThreads(int minWorkerThreads) => [LoadExperiment.RescuedScenarios];
+    protected override IEnumerable<IReadOnlyList<string>> RaisedMinimumBatches => [LoadExperiment.RescuedScenarios];
 }

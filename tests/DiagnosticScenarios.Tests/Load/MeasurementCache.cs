@@ -25,8 +25,8 @@ public abstract class MeasurementCache
     /// </summary>
     protected virtual IEnumerable<IReadOnlyList<string>> Batches => [];
 
-    /// <summary>The same for the measurements with the pool's minimum raised to <paramref name="minWorkerThreads"/>.</summary>
-    protected virtual IEnumerable<IReadOnlyList<string>> BatchesWithMinThreads(int minWorkerThreads) => [];
+    /// <summary>The same for the measurements with the pool's minimum raised.</summary>
+    protected virtual IEnumerable<IReadOnlyList<string>> RaisedMinimumBatches => [];
 
     /// <summary>The options of one scenario's measurement: <see cref="Options"/>, unless a scenario needs its own (a longer timeout).</summary>
     protected virtual ComparisonOptions OptionsFor(string scenario) => Options;
@@ -70,7 +70,7 @@ public abstract class MeasurementCache
         {
             if (!_results.TryGetValue((scenario, minWorkerThreads), out measurement))
             {
-                var batches = minWorkerThreads is { } min ? BatchesWithMinThreads(min) : Batches;
+                var batches = minWorkerThreads is null ? Batches : RaisedMinimumBatches;
                 var batch = batches.FirstOrDefault(b => b.Contains(scenario, StringComparer.Ordinal)) ?? [scenario];
                 var options = OptionsFor(scenario);
                 var otherOptions = batch.Where(name => OptionsFor(name) with { Environment = options.Environment, Scenarios = options.Scenarios } != options).ToList();

@@ -1,3 +1,4 @@
+using System.Text.RegularExpressions;
 using DiagnosticScenarios.LoadRunner.Cli;
 using DiagnosticScenarios.Tests.Load;
 
@@ -71,6 +72,20 @@ public sealed class CommandLineTests
         Assert.DoesNotContain("at DiagnosticScenarios.LoadRunner.", error, StringComparison.Ordinal);
         Assert.DoesNotContain("Usage:", error, StringComparison.Ordinal);
         Assert.DoesNotContain("loading server pid", output, StringComparison.Ordinal);
+    }
+
+    // A server started without its diagnostic port: --diagnose can open no session on it, and says why in a line of its own.
+    [Fact]
+    public async Task CompareDiagnose_SaysTheServerHasNoDiagnosticPort_AndExitsWithCode1()
+    {
+        string[] args = ["compare", "--family", "mock", "--scenarios", "taskasyncwait", "--app", LoadExperiment.AppPath, "-c", "2", "-d", "1s",
+            "--diagnose", "--env", "DOTNET_EnableDiagnostics=0", "--out", Path.Combine(Path.GetTempPath(), "never-written")];
+
+        var (exitCode, _, error) = await RunAsync(args);
+
+        Assert.True(exitCode == 1, $"exit {exitCode}\n{error}");
+        Assert.True(Regex.IsMatch(error, "(?m)^Process [0-9]+ \\(DiagnosticScenarios\\) publishes no \\.NET diagnostic port\\b.*DOTNET_EnableDiagnostics=0"), error);
+        Assert.DoesNotContain("   at ", error, StringComparison.Ordinal);
     }
 
     [Fact]
