@@ -14,10 +14,10 @@ internal static class LoadExperiment
     public const int DelayMs = 500;
 
     /// <summary>
-    /// Six waves of the async pattern at its limit, while the cold pool of a blocking one has barely grown: the mock
+    /// Four waves of the async pattern at its limit, while the cold pool of a blocking one has barely grown: the mock
     /// queries need no connection, so the async pattern is at its limit from the first wave.
     /// </summary>
-    public static readonly TimeSpan Duration = TimeSpan.FromSeconds(3);
+    public static readonly TimeSpan Duration = TimeSpan.FromSeconds(2);
 
     /// <summary>
     /// A request unanswered after this long counts as a timeout. Four delays: an answer that late is starvation, not noise
@@ -28,7 +28,7 @@ internal static class LoadExperiment
     /// <summary>
     /// Once sending stops, the requests in flight get a delay and a half to answer, which the async pattern's last wave
     /// needs, and are then cut off, unfinished: a blocking pattern's would only wait out their timeouts, and the verdict
-    /// is certain by then. Every measurement ends within 3 + 0.75 s.
+    /// is certain by then. Every measurement ends within 2 + 0.75 s.
     /// </summary>
     public static readonly TimeSpan Drain = TimeSpan.FromMilliseconds(1.5 * DelayMs);
 

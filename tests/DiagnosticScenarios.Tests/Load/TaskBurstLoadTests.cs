@@ -48,7 +48,7 @@ public sealed partial class TaskBurstLoadTests(ITestOutputHelper output)
         string? body = null;
         try
         {
-            var recording = BlockedStacks.RecordAsync(server.ProcessId, LoadExperiment.SnapshotAfter, trace);
+            var recording = BlockedStacks.RecordAsync(server.ProcessId, TimeSpan.FromMilliseconds(2 * DelayMs), trace);
             try
             {
                 body = await client.GetStringAsync(BurstUri("blocking"), giveUp.Token).TimeoutAfter(patience + TimeSpan.FromSeconds(10));
