@@ -5,7 +5,6 @@ using DiagnosticScenarios.LoadRunner.Load;
 namespace DiagnosticScenarios.Tests.Load;
 
 /// <summary>The load runner's own promises, against a real server process.</summary>
-[Collection(LoadCollectionDefinition.Name)]
 [Trait(TestCategory.Name, TestCategory.Load)]
 public sealed class LoadRunnerTests
 {

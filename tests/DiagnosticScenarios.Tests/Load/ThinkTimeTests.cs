@@ -11,7 +11,6 @@ namespace DiagnosticScenarios.Tests.Load;
 /// by the runner's <c>--think-time</c> and by <c>scripts/load.sh</c> with <c>THINK_TIME</c>, against a ping that answers at
 /// once: the pauses, not the server, then set the pace. Each is measured against the same load without the pauses.
 /// </summary>
-[Collection(LoadCollectionDefinition.Name)]
 [Trait(TestCategory.Name, TestCategory.Load)]
 public sealed class ThinkTimeTests
 {

@@ -88,6 +88,7 @@ public sealed class ObservedRuns : IAsyncLifetime
         var browser = SharedBrowser.Available ? BrowserAsync() : null;
         var environment = new Dictionary<string, string>(LogLine.Environment);
         await using var prometheus = plan.Scraped && PrometheusTools.Server is not null ? StartPrometheus(environment) : null;
+        using var otlp = plan.ExportsOtlp ? OtlpObserver.StartBefore(environment) : null;
         await using var server = await HealthApp.StartAsync(environment);
         using var client = new HttpClient { Timeout = RequestTimeout };
         var livePage = await server.LivePageAsync();
@@ -107,7 +108,7 @@ public sealed class ObservedRuns : IAsyncLifetime
             failures.Add($"The browser did not start: {e}");
         }
 
-        var observers = Observers(plan, started, prometheus, failures);
+        var observers = Observers(plan, started, prometheus, otlp, failures);
         var attached = await Task.WhenAll(observers.Select(o => AttachAsync(o, context)));
         failures.AddRange(attached.Where(a => a.Failure is not null).Select(a => a.Failure!));
         var observations = attached.Where(a => a.Observation is not null).Select(a => (a.Name, Observation: a.Observation!)).ToList();
@@ -164,7 +165,7 @@ public sealed class ObservedRuns : IAsyncLifetime
         return PrometheusObserver.StartBefore(new Uri($"http://127.0.0.1:{port}/"));
     }
 
-    private static List<IRunObserver> Observers(RunPlan plan, SharedBrowser? browser, PrometheusObserver? prometheus, List<string> failures)
+    private static List<IRunObserver> Observers(RunPlan plan, SharedBrowser? browser, PrometheusObserver? prometheus, OtlpObserver? otlp, List<string> failures)
     {
         List<IRunObserver> observers =
         [
@@ -193,6 +194,11 @@ public sealed class ObservedRuns : IAsyncLifetime
             {
                 failures.Add($"Prometheus was not attached: {PrometheusFactAttribute.Install}.");
             }
+        }
+
+        if (otlp is not null)
+        {
+            observers.Add(otlp);
         }
 
         if (plan.Watched)

@@ -38,9 +38,9 @@ internal sealed record RunPlan(string Scenario, int LoadSeconds, RunEnd End)
     /// <summary>
     /// Ten seconds of load; the pool, which grows by about two threads a second here, stays starved long after. The
     /// dotnet-trace metrics session records this run: the runtime's metrics event source serves one session at a time,
-    /// and the other two runs have the watch's.
+    /// and the other two runs have the watch's. Its metrics also go out over OTLP, whose exporter has a thread of its own.
     /// </summary>
-    public static RunPlan TaskSleepWait { get; } = new("diagscenario/tasksleepwait", 10, RunEnd.ServerDisposed) { RecordsMetrics = true };
+    public static RunPlan TaskSleepWait { get; } = new("diagscenario/tasksleepwait", 10, RunEnd.ServerDisposed) { RecordsMetrics = true, ExportsOtlp = true };
 
     /// <summary>The healthy control, as long as the taskwait run: nothing may fire.</summary>
     public static RunPlan TaskAsyncWait { get; } = new("diagscenario/taskasyncwait", 15, RunEnd.RunnerExits) { Watched = true, Scraped = true };
@@ -50,6 +50,9 @@ internal sealed record RunPlan(string Scenario, int LoadSeconds, RunEnd End)
 
     /// <summary>Whether a dotnet-trace metrics session records the app's meters during the run.</summary>
     public bool RecordsMetrics { get; init; }
+
+    /// <summary>Whether the server exports its metrics over OTLP (<c>OTEL_EXPORTER_OTLP_ENDPOINT</c>) to a receiver of the run's.</summary>
+    public bool ExportsOtlp { get; init; }
 
     /// <summary>Whether dotnet-trace records the runtime's wait events once the load has started, for the CLI's <c>waits</c> to read.</summary>
     public bool RecordsWaits { get; init; }
