@@ -16,9 +16,8 @@ data_dir=${POSTGRES_DATA_DIR:-/tmp/diagnosticscenarios-postgres}
 role=diagscenarios
 password=diagscenarios
 database=diagscenarios
-# The app's pool holds up to 200 connections, and a comparison starts its next server while the last one closes its
-# own: two pools at once. The default of 100 would refuse the demo load.
-max_connections=400
+# The app's pool holds up to 200 connections; the default of 100 would refuse the demo load.
+max_connections=300
 
 find_bin() {
   local dir

@@ -32,23 +32,20 @@ public static class CompareRunner
             var scenarios = family.Select(options.Scenarios).ToList();
             var delayMs = options.DelayMs ?? family.DefaultDelayMs;
             var results = new List<ScenarioResult>();
-            var loads = scenarios.Select(s => LoadOptionsFor(options, s, delayMs)).ToList();
-            await WarmUpAsync(server, loads[0], cancellationToken);
             foreach (var (scenario, index) in scenarios.Select((s, i) => (s, i)))
             {
                 server ??= await next!;
                 next = null;
                 await log.WriteLineAsync($"{scenario.Name}: fresh server, {options.Connections} connections for {options.Duration.TotalSeconds:0.#} s ...");
-                var (result, diagnosis) = await MeasureAsync(server, options, scenario, loads[index](server.BaseAddress), log, cancellationToken);
-                if (index + 1 < scenarios.Count)
-                {
-                    // The next server starts and takes its warm-up request once this one's load and recordings are over,
-                    // while this one stops and its records are analysed: all of it is over before the next load starts.
-                    next = StartAndWarmUpAsync(options, loads[index + 1], cancellationToken);
-                }
-
+                var (result, diagnosis) = await MeasureAsync(server, options, scenario, delayMs, log, cancellationToken);
                 await server.DisposeAsync();
                 server = null;
+                if (index + 1 < scenarios.Count)
+                {
+                    // The next server starts while this one's records are analysed: both are over before its load starts.
+                    next = StartServerAsync(options, cancellationToken);
+                }
+
                 if (diagnosis is not null)
                 {
                     using (diagnosis)
@@ -101,11 +98,21 @@ public static class CompareRunner
         }
     }
 
-    /// <summary>The load with the thread count sampled once a second and a ping probe alongside, on a server that has taken its warm-up request.</summary>
+    /// <summary>One warm-up request, then the load with the thread count sampled once a second and a ping probe alongside.</summary>
     /// <param name="log">Told the server's process id as the load starts, so dotnet-stack or dotnet-trace can be pointed at it meanwhile.</param>
     /// <returns>The figures, and the diagnosis's records (finished, the server still up) for the caller to analyse once the server is gone.</returns>
-    private static async Task<(ScenarioResult Result, LoadDiagnosis? Diagnosis)> MeasureAsync(ServerProcess server, ComparisonOptions options, Scenario scenario, LoadOptions load, TextWriter log, CancellationToken cancellationToken)
+    private static async Task<(ScenarioResult Result, LoadDiagnosis? Diagnosis)> MeasureAsync(ServerProcess server, ComparisonOptions options, Scenario scenario, int? delayMs, TextWriter log, CancellationToken cancellationToken)
     {
+        var load = scenario.LoadOptions(scenario.Url(server.BaseAddress, delayMs)) with
+        {
+            Connections = options.Connections,
+            Duration = options.Duration,
+            Timeout = options.Timeout,
+            Drain = options.Drain,
+            ThinkTime = options.ThinkTime,
+        };
+        await WarmUpAsync(load, cancellationToken);
+
         var ping = new LoadOptions
         {
             Url = new Uri(server.BaseAddress, "api/diagscenario/ping"),
@@ -150,17 +157,6 @@ public static class CompareRunner
         }
     }
 
-    /// <summary>The scenario's load at the comparison's options, against a server whose address is not known yet.</summary>
-    private static Func<Uri, LoadOptions> LoadOptionsFor(ComparisonOptions options, Scenario scenario, int? delayMs) =>
-        baseAddress => scenario.LoadOptions(scenario.Url(baseAddress, delayMs)) with
-        {
-            Connections = options.Connections,
-            Duration = options.Duration,
-            Timeout = options.Timeout,
-            Drain = options.Drain,
-            ThinkTime = options.ThinkTime,
-        };
-
     private static Task<ServerProcess> StartServerAsync(ComparisonOptions options, CancellationToken cancellationToken) =>
         ServerProcess.StartAsync(
             new ServerOptions
@@ -172,30 +168,13 @@ public static class CompareRunner
             },
             cancellationToken);
 
-    /// <summary>A fresh server that has taken its warm-up request; stopped again if the warm-up failed.</summary>
-    private static async Task<ServerProcess> StartAndWarmUpAsync(ComparisonOptions options, Func<Uri, LoadOptions> load, CancellationToken cancellationToken)
-    {
-        var server = await StartServerAsync(options, cancellationToken);
-        try
-        {
-            await WarmUpAsync(server, load, cancellationToken);
-            return server;
-        }
-        catch
-        {
-            await server.DisposeAsync();
-            throw;
-        }
-    }
-
     /// <summary>
     /// One request as the load sends them, so the first measured request does not pay for JIT and connection set-up. A
     /// scenario that cannot answer it on a fresh server (a 503 naming a database that is down, say) would only measure its
     /// failure: the comparison stops there and says why.
     /// </summary>
-    private static async Task WarmUpAsync(ServerProcess server, Func<Uri, LoadOptions> loadFor, CancellationToken cancellationToken)
+    private static async Task WarmUpAsync(LoadOptions load, CancellationToken cancellationToken)
     {
-        var load = loadFor(server.BaseAddress);
         var request = $"The warm-up request {load.Method} {load.Url.PathAndQuery}";
         using var client = new HttpClient { Timeout = load.Timeout };
         using var message = new HttpRequestMessage(load.Method, load.Url)
