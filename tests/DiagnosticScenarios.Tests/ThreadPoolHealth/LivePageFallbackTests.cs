@@ -118,16 +118,19 @@ public sealed class LivePageFallbackTests(ObservedRuns runs, LivePageFallbackTes
               const call = `${options && options.method || 'GET'} ${url}`;
               see(call);
               const answered = fetched(url, options).then((response) => { see(`${call}: ${response.status}`); return response; });
-              return options && options.method === 'POST' ? answered : answered.then((response) => new Promise((resolve) => setTimeout(() => resolve(response), 3000)));
+              if (options && options.method === 'POST') return answered;
+              window.polls.asked++;
+              return answered.then((response) => new Promise((resolve) => setTimeout(() => { see(`${call}: handed to the page`); window.polls.handed++; resolve(response); }, 3000)));
             };
+            window.polls = { asked: 0, handed: 0, askedBeforeThePress: null, heldAtThePress: null };
             document.addEventListener('DOMContentLoaded', () => {
               const status = document.getElementById('stacks-status');
               new MutationObserver(() => see(`status: ${status.textContent}`)).observe(status, { childList: true, characterData: true, subtree: true });
-              document.getElementById('stacks-capture').addEventListener('click', () => see('Capture now pressed'));
+              document.getElementById('stacks-capture').addEventListener('click', () => { window.polls.askedBeforeThePress = window.polls.asked; window.polls.heldAtThePress = window.polls.asked - window.polls.handed; see('Capture now pressed'); });
             });
             """;
 
-        var (shown, afterThePoll) = await Task.Run(() => browser.WithScriptBeforeEachPage(holdPollsBack, () =>
+        var (shown, afterThePoll, polls) = await Task.Run(() => browser.WithScriptBeforeEachPage(holdPollsBack, () =>
         {
             browser.Driver.Navigate().GoToUrl(app.BaseAddress);
             SharedBrowser.WaitUntil(() => browser.Driver.FindElement(By.Id("stacks-capture")).Enabled, Patience, "offer its Capture now button");
@@ -137,12 +140,20 @@ public sealed class LivePageFallbackTests(ObservedRuns runs, LivePageFallbackTes
             SharedBrowser.WaitUntil(() => browser.Driver.FindElement(By.Id("stacks-status")).Text.StartsWith("The capture failed", StringComparison.Ordinal), Patience, "say the capture failed",
                 () => $"\"{browser.Driver.FindElement(By.Id("stacks-status")).Text}\", after:\n{string.Join('\n', browser.Read<string[]>("window.seen"))}");
             var shown = browser.Driver.FindElement(By.Id("stacks-status")).Text;
-            // Physics sets this interval: past the held-back poll's three seconds, before the next poll (every five).
-            Thread.Sleep(TimeSpan.FromSeconds(3.5));
-            return (shown, browser.Driver.FindElement(By.Id("stacks-status")).Text);
+            // Every poll asked before the press handed to the page, three seconds after the server answered it: the older
+            // answers have all arrived, after the capture's own.
+            SharedBrowser.WaitUntil(() => browser.Read<bool>("window.polls.askedBeforeThePress !== null && window.polls.handed >= window.polls.askedBeforeThePress"), Patience,
+                "receive every poll asked before the press", () => string.Join('\n', browser.Read<string[]>("window.seen")));
+            // Physics sets this interval: the page reads an answer's body a task or two after it is handed the response;
+            // half a second is ample for that, and the next poll is asked five seconds after the last.
+            Thread.Sleep(TimeSpan.FromMilliseconds(500));
+            var polls = browser.Read<JsonElement>("window.polls");
+            return (shown, browser.Driver.FindElement(By.Id("stacks-status")).Text, polls);
         })).TimeoutAfter(Patience + Patience);
 
-        output.WriteLine($"after the capture: {shown}\nafter the older poll's answer: {afterThePoll}");
+        output.WriteLine($"after the capture: {shown}\nafter the older polls' answers ({polls}): {afterThePoll}");
+        // A race the page was not put in proves nothing: a poll must have been on its way when the button was pressed.
+        Assert.True(polls.GetProperty("heldAtThePress").GetInt32() > 0, $"no poll was on its way when the button was pressed: {polls}");
         Assert.Equal(shown, afterThePoll);
     }
 
