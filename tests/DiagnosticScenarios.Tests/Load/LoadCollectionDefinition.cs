@@ -11,9 +11,10 @@ namespace DiagnosticScenarios.Tests.Load;
 /// <remarks>
 /// Classes that start servers and load them only for what they answer, never for how fast or for what a snapshot of the
 /// moment shows (the load script and the page's load control on short light loads, the pool minimum a setting gives), or
-/// that test the runner's own promises with margins no neighbour's load can close (a think time's pauses against back to
-/// back requests, an open loop's backlog, a drain's cut), carry the trait but not the collection: they run beside the
-/// functional tests and take no time from the measurements.
+/// that test the runner's own promises with margins a neighbour's load only widens or cannot close (an open loop's
+/// backlog, a drain's cut, a report's format), carry the trait but not the collection: they run beside the functional
+/// tests and take no time from the measurements. The think time is measured against back-to-back requests, whose rate a
+/// neighbour's load cuts many times over: it stays.
 /// A diagnosis of a loaded process is a measurement too: on two cores shared with the functional tests, a snapshot of a
 /// fixture app once found none of its threads parked.
 /// </remarks>
