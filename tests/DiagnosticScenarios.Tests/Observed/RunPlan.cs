@@ -24,7 +24,8 @@ internal sealed record RunPlan(string Scenario, int LoadSeconds, RunEnd End)
 
     /// <summary>
     /// Fifteen seconds: long enough for the alert, whose condition must hold for a few seconds once the queue has grown,
-    /// to fire (8.4 s into the load in the run that set this). Its pool has recovered when the runner ends, so a capture
+    /// to fire (5.2 to 5.8 s into the load in three runs; the pool's compensation starts breaking the condition's streaks
+    /// from about ten seconds in). Its pool has recovered when the runner ends, so a capture
     /// asked for then is taken at once, on a healthy pool.
     /// </summary>
     public static RunPlan TaskWait { get; } = new("diagscenario/taskwait", 15, RunEnd.RunnerExits)
