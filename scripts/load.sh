@@ -62,14 +62,14 @@ case "$tool" in
   bombardier) exec bombardier -c "$connections" -d "$duration" -l "$url" ;;
   hey) exec hey -c "$connections" -z "$duration" "$url" ;;
   siege)
-    # siege has been seen to hang once its -t time is up (JoeDog/siege#66): 5 s later an interrupt makes it print its
-    # summary and exit as Ctrl+C would, and 5 s after that it is killed. Debian's 4.0.7 also deadlocks there, a worker
+    # siege has been seen to hang once its -t time is up (JoeDog/siege#66): 2 s later an interrupt makes it print its
+    # summary and exit as Ctrl+C would, and 2 s after that it is killed. Debian's 4.0.7 also deadlocks there, a worker
     # cancelled inside malloc waiting at its exit for the arena lock it still holds (gdb; a few runs in a hundred
     # back to back); nothing but the kill ends that one, and it prints no summary.
     pace=(-b); [ -n "$think" ] && pace=(-d "$think")
     status=0
-    timeout -s INT -k 5 "$(( seconds + 5 ))" siege "${pace[@]}" -c "$connections" -t "${seconds}S" "$url" || status=$?
-    [ "$status" -eq 124 ] && { echo "siege did not stop at ${seconds} s; interrupted 5 s later" >&2; status=0; }
+    timeout -s INT -k 2 "$(( seconds + 2 ))" siege "${pace[@]}" -c "$connections" -t "${seconds}S" "$url" || status=$?
+    [ "$status" -eq 124 ] && { echo "siege did not stop at ${seconds} s; interrupted 2 s later" >&2; status=0; }
     [ "$status" -eq 137 ] && echo "siege did not stop at ${seconds} s nor when interrupted; killed, so it printed no summary" >&2
     exit "$status" ;;
   wrk) exec wrk -t "$(( connections < 2 ? 1 : 2 ))" -c "$connections" -d "$duration" --latency "$url" ;;
