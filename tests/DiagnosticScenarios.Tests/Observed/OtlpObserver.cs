@@ -1,4 +1,3 @@
-using System.Diagnostics;
 using System.Globalization;
 using DiagnosticScenarios.Common;
 using DiagnosticScenarios.Infrastructure;
@@ -43,19 +42,13 @@ internal sealed class OtlpObserver : IRunObserver, IDisposable
     public async Task<IObservation> AttachAsync(RunContext run)
     {
         var after = DateTimeOffset.UtcNow;
-        var waited = Stopwatch.StartNew();
-        byte[]? first;
-        while ((first = FirstAfter(after)) is null)
+        byte[]? first = null;
+        if (!await Poll.UntilAsync(() => (first = FirstAfter(after)) is not null, FirstExportPatience))
         {
-            if (waited.Elapsed > FirstExportPatience)
-            {
-                throw new TimeoutException($"No OTLP export arrived within {FirstExportPatience.TotalSeconds:0} s of the server being up.");
-            }
-
-            await Task.Delay(100);
+            throw new TimeoutException($"No OTLP export arrived within {FirstExportPatience.TotalSeconds:0} s of the server being up.");
         }
 
-        return new Observation(this, first);
+        return new Observation(this, first!);
     }
 
     public void Dispose() => _server.Dispose();
