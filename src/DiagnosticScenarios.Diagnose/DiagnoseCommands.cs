@@ -168,9 +168,10 @@ public static class DiagnoseCommands
             var pid = Target(parse, processId, name);
             TargetProcess.EnsureDiagnosable(pid);
 
-            // The seconds as they are read go to standard error, whatever the report's format: progress, not the answer.
-            TextReport.WriteWatchStart(error, pid, StarvationRule.Default, parse.GetValue(timeout));
-            var result = StarvationWatch.Run(pid, parse.GetValue(timeout), (second, verdict) => TextReport.WriteSecond(error, second, verdict), options: Options(parse, app));
+            // The seconds as they are read go to standard error, whatever the report's format: progress, not the answer. The
+            // first line once the session is on: from then on the process is watched.
+            var result = StarvationWatch.Run(pid, parse.GetValue(timeout), (second, verdict) => TextReport.WriteSecond(error, second, verdict), options: Options(parse, app),
+                onWatching: () => TextReport.WriteWatchStart(error, pid, StarvationRule.Default, parse.GetValue(timeout)));
             var sites = result.Snapshot?.BlockedPoolSites.Take(parse.GetValue(top)).ToList() ?? [];
             Write(parse, format, json, outputFile, output, report => TextReport.WriteWatch(report, result, sites), result with { Snapshot = result.Snapshot is { } s ? s with { Groups = [.. sites.SelectMany(site => site.Groups)] } : null }, null);
             return result.Starved ? 0 : NoStarvation;

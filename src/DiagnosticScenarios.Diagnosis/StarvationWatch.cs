@@ -26,8 +26,9 @@ public static class StarvationWatch
 
     /// <summary>Watches <paramref name="processId"/> until the rule declares starvation or <paramref name="timeout"/> passes. Synchronous; needs no pool thread.</summary>
     /// <param name="onSecond">Each second as read, with the rule's verdict; on the listener's own thread.</param>
+    /// <param name="onWatching">Once the session is on, before the first second is read (two collections later: the first has no rates).</param>
     /// <exception cref="DiagnosisException">The process is not there, not .NET, or its diagnostic port did not answer.</exception>
-    public static WatchResult Run(int processId, TimeSpan timeout, Action<PoolSecond, StarvationVerdict>? onSecond = null, StarvationRule? rule = null, DiagnosisOptions? options = null)
+    public static WatchResult Run(int processId, TimeSpan timeout, Action<PoolSecond, StarvationVerdict>? onSecond = null, StarvationRule? rule = null, DiagnosisOptions? options = null, Action? onWatching = null)
     {
         rule ??= StarvationRule.Default;
         options ??= DiagnosisOptions.Default;
@@ -53,6 +54,7 @@ public static class StarvationWatch
         {
             EventPipeRecorder.Listen(processId, providers, reading.OnEvent, () =>
             {
+                onWatching?.Invoke();
                 if (reading.Starved.Wait(timeout))
                 {
                     // While the pool is still starved, and before the listening session ends: the threads are where they block.

@@ -27,6 +27,9 @@ public sealed class ObservedRuns : IAsyncLifetime
     private static readonly TimeSpan DrainPatience = TimeSpan.FromSeconds(45);
 
     private readonly Dictionary<RunPlan, Task<ObservedRun>> _runs = [];
+
+    // Each scraped run's Prometheus, started with the collection (PrometheusObserver says why); a run takes its own.
+    private readonly Dictionary<RunPlan, PrometheusObserver> _prometheus = [];
     private readonly Lock _lock = new();
     private Task<SharedBrowser>? _browser;
 
@@ -55,10 +58,33 @@ public sealed class ObservedRuns : IAsyncLifetime
         }
     }
 
-    public Task InitializeAsync() => Task.CompletedTask;
+    public Task InitializeAsync()
+    {
+        if (PrometheusTools.Server is not null)
+        {
+            foreach (var plan in RunPlan.All.Where(p => p.Scraped))
+            {
+                _prometheus[plan] = PrometheusObserver.StartAhead();
+            }
+        }
+
+        return Task.CompletedTask;
+    }
 
     public async Task DisposeAsync()
     {
+        List<PrometheusObserver> unused;
+        lock (_lock)
+        {
+            unused = [.. _prometheus.Values];
+            _prometheus.Clear();
+        }
+
+        foreach (var prometheus in unused)
+        {
+            await prometheus.DisposeAsync();
+        }
+
         Task<SharedBrowser>? started;
         lock (_lock)
         {
@@ -83,11 +109,16 @@ public sealed class ObservedRuns : IAsyncLifetime
         var timings = new List<string>();
         void Lap(string phase) => timings.Add(string.Create(CultureInfo.InvariantCulture, $"{phase} at {clock.Elapsed.TotalSeconds:0.0} s"));
 
-        // The browser starts beside the first server, never during a load; Prometheus beside its run's server, on the live
-        // page's port picked for it here.
+        // The browser starts beside the first server, never during a load; the run's Prometheus has been scraping the live
+        // page's port since the collection started, and the server is given that port.
         var browser = SharedBrowser.Available ? BrowserAsync() : null;
         var environment = new Dictionary<string, string>(LogLine.Environment);
-        await using var prometheus = plan.Scraped && PrometheusTools.Server is not null ? StartPrometheus(environment) : null;
+        await using var prometheus = TakePrometheus(plan);
+        if (prometheus is not null)
+        {
+            environment["LivePage__Port"] = prometheus.LivePage.Port.ToString(CultureInfo.InvariantCulture);
+        }
+
         using var otlp = plan.ExportsOtlp ? OtlpObserver.StartBefore(environment) : null;
         await using var server = await HealthApp.StartAsync(environment);
         using var client = new HttpClient { Timeout = RequestTimeout };
@@ -158,11 +189,12 @@ public sealed class ObservedRuns : IAsyncLifetime
         return new ObservedRun(plan, startedBy, startedAt, stoppedAt, load, log, [.. stopped.Where(r => r is not string)], failures, string.Join(", ", timings));
     }
 
-    private static PrometheusObserver StartPrometheus(Dictionary<string, string> serverEnvironment)
+    private PrometheusObserver? TakePrometheus(RunPlan plan)
     {
-        var port = FreeLoopbackPort.Pick();
-        serverEnvironment["LivePage__Port"] = port.ToString(CultureInfo.InvariantCulture);
-        return PrometheusObserver.StartBefore(new Uri($"http://127.0.0.1:{port}/"));
+        lock (_lock)
+        {
+            return _prometheus.Remove(plan, out var prometheus) ? prometheus : null;
+        }
     }
 
     private static List<IRunObserver> Observers(RunPlan plan, SharedBrowser? browser, PrometheusObserver? prometheus, OtlpObserver? otlp, List<string> failures)

@@ -46,6 +46,9 @@ internal sealed record RunPlan(string Scenario, int LoadSeconds, RunEnd End)
     /// <summary>The healthy control, as long as the taskwait run: nothing may fire.</summary>
     public static RunPlan TaskAsyncWait { get; } = new("diagscenario/taskasyncwait", 15, RunEnd.RunnerExits) { Watched = true, Scraped = true };
 
+    /// <summary>Every observed run.</summary>
+    public static IReadOnlyList<RunPlan> All { get; } = [TaskWait, TaskSleepWait, TaskAsyncWait];
+
     /// <summary>The endpoint's route, as the app's figures and log name it.</summary>
     public string Route => $"/api/{Scenario}";
 

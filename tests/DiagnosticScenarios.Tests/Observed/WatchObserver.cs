@@ -13,8 +13,9 @@ namespace DiagnosticScenarios.Tests.Observed;
 /// </summary>
 internal sealed class WatchObserver : IRunObserver
 {
-    // Past the load's end, so a quiet watch has read every second of the load before it gives up.
-    private static readonly TimeSpan PastTheLoad = TimeSpan.FromSeconds(4);
+    // Past the load's end: the watch's timeout counts from its session's start, just before the load's; its first second
+    // is read two collections after that (the first has no rates), so a quiet watch reads as many seconds as the load lasts.
+    private static readonly TimeSpan PastTheLoad = TimeSpan.FromSeconds(3);
     private static readonly TimeSpan Patience = TimeSpan.FromSeconds(60);
     private static readonly JsonSerializerOptions Json = new(JsonSerializerDefaults.Web);
 
@@ -22,7 +23,7 @@ internal sealed class WatchObserver : IRunObserver
 
     public async Task<IObservation> AttachAsync(RunContext run)
     {
-        var reading = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        var watching = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
         var timeout = TimeSpan.FromSeconds(run.Plan.LoadSeconds) + PastTheLoad;
         var watch = ChildProcess.Start(new ChildProcessStart("dotnet",
             [DiagnoseCli.Path, "watch", "-p", run.Server.ProcessId.ToString(CultureInfo.InvariantCulture), "--timeout", $"{timeout.TotalSeconds:0}s", "--json"])
@@ -30,21 +31,21 @@ internal sealed class WatchObserver : IRunObserver
             WorkingDirectory = RepositoryPaths.Root,
             TimeLimit = timeout + Patience,
 
-            // Each second it reads goes to standard error as it is read: from the first, it is watching.
+            // Its first line, once its session is on: from then on it is watching.
             OnErrorLine = line =>
             {
-                if (line.TrimStart().StartsWith("threads ", StringComparison.Ordinal))
+                if (line.StartsWith("Watching process ", StringComparison.Ordinal))
                 {
-                    reading.TrySetResult();
+                    watching.TrySetResult();
                 }
             },
         });
         try
         {
-            await Task.WhenAny(reading.Task, watch.WaitForExitAsync()).TimeoutAfter(Patience);
-            if (!reading.Task.IsCompleted)
+            await Task.WhenAny(watching.Task, watch.WaitForExitAsync()).TimeoutAfter(Patience);
+            if (!watching.Task.IsCompleted)
             {
-                throw new InvalidOperationException($"watch ended before it read a second: {await watch.WaitForExitAsync()}");
+                throw new InvalidOperationException($"watch ended before it was watching: {await watch.WaitForExitAsync()}");
             }
         }
         catch
@@ -56,7 +57,7 @@ internal sealed class WatchObserver : IRunObserver
         return new Observation(watch, DateTimeOffset.UtcNow);
     }
 
-    private sealed class Observation(ChildProcess watch, DateTimeOffset reading) : IObservation
+    private sealed class Observation(ChildProcess watch, DateTimeOffset watching) : IObservation
     {
         public async Task<object> StopAsync()
         {
@@ -64,7 +65,7 @@ internal sealed class WatchObserver : IRunObserver
             {
                 var exit = await watch.WaitForExitAsync().TimeoutAfter(Patience);
                 var result = exit.ExitCode is 0 or 3 ? JsonSerializer.Deserialize<WatchResult>(exit.Output, Json) : null;
-                return new WatchRecord(exit, result, reading);
+                return new WatchRecord(exit, result, watching);
             }
             finally
             {
@@ -74,5 +75,5 @@ internal sealed class WatchObserver : IRunObserver
     }
 }
 
-/// <summary>How the watch ended: its exit code and output, its report, and when it had started reading.</summary>
-internal sealed record WatchRecord(ChildProcessResult Exit, WatchResult? Result, DateTimeOffset ReadingFrom);
+/// <summary>How the watch ended: its exit code and output, its report, and when its session was on (its seconds count from just before).</summary>
+internal sealed record WatchRecord(ChildProcessResult Exit, WatchResult? Result, DateTimeOffset WatchingFrom);

@@ -25,7 +25,7 @@ public sealed class WatchVerbTests(ObservedRuns runs, ITestOutputHelper output)
 
         output.WriteLine($"{run}\n{watch.Exit.Error}\n{watch.Result?.Snapshot?.TopBlockedPoolSite()?.Describe(watch.Result.Snapshot.PoolThreadCount)}");
         Assert.True(watch.Exit.ExitCode == 0 && watch.Result is { Starved: true }, watch.Exit.ToString());
-        var named = watch.ReadingFrom + TimeSpan.FromSeconds(watch.Result.AfterSeconds);
+        var named = watch.WatchingFrom + TimeSpan.FromSeconds(watch.Result.AfterSeconds);
         output.WriteLine(string.Create(CultureInfo.InvariantCulture, $"named the site {(named - run.LoadStartedAt).TotalSeconds:0.0} s after the load started"));
         Assert.True(named < run.StoppedAt, $"the watch named the site at {named:HH:mm:ss.fff}, after the load ({run.StoppedAt:HH:mm:ss.fff})");
         var top = watch.Result.Snapshot!.TopBlockedPoolSite();
