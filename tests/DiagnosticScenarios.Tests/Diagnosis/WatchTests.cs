@@ -31,22 +31,27 @@ public sealed class WatchTests(ITestOutputHelper output)
         ]);
         await using var server = await BlockedServer.StartAsync(app.ServerOptions);
 
-        // The watch starts first, as a user starts it on a healthy app and waits; the load starts once it has read two
-        // healthy seconds (each goes to standard error as it is read), so the rule's window sees the thread count climb.
-        var healthySeconds = 0;
+        // The watch starts first, as a user starts it on a healthy app; the load starts once it says it is watching (its
+        // session is on), before its first second is read, so the rule's window sees the thread count climb from the start.
+        var watching = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
         await using var watch = ChildProcess.Start(new ChildProcessStart("dotnet", [DiagnoseCli.Path, "watch", "-p", $"{server.ProcessId}", "--timeout", "30s", "--json"])
         {
             WorkingDirectory = RepositoryPaths.Root,
             TimeLimit = TimeSpan.FromSeconds(90),
             OnErrorLine = line =>
             {
-                if (line.TrimStart().StartsWith("threads ", StringComparison.Ordinal))
+                if (line.StartsWith("Watching process ", StringComparison.Ordinal))
                 {
-                    Interlocked.Increment(ref healthySeconds);
+                    watching.TrySetResult();
                 }
             },
         });
-        Assert.True(await Poll.UntilAsync(() => Volatile.Read(ref healthySeconds) >= 2 || watch.HasExited, TimeSpan.FromSeconds(30)), "the watch read no second within 30 s");
+        await Task.WhenAny(watching.Task, watch.WaitForExitAsync()).TimeoutAfter(TimeSpan.FromSeconds(30));
+        if (!watching.Task.IsCompleted)
+        {
+            Assert.Fail($"the watch ended before it was watching: {await watch.WaitForExitAsync()}");
+        }
+
         server.Loop(chain.Uri, Workers);
         var run = await watch.WaitForExitAsync().TimeoutAfter(TimeSpan.FromSeconds(60));
 
