@@ -19,7 +19,7 @@ namespace DiagnosticScenarios.Tests.Observed;
 /// </summary>
 public sealed class ObservedRuns : IAsyncLifetime
 {
-    // Start, attach, a fifteen-second load and its drain, and the stop, with room for a loaded machine.
+    // Start, attach, a load of a dozen seconds and its drain, and the stop, with room for a loaded machine.
     private static readonly TimeSpan RunTimeout = TimeSpan.FromMinutes(3);
     private static readonly TimeSpan RequestTimeout = TimeSpan.FromSeconds(10);
 

@@ -23,12 +23,12 @@ internal sealed record RunPlan(string Scenario, int LoadSeconds, RunEnd End)
     public const int Connections = 125;
 
     /// <summary>
-    /// Fifteen seconds: long enough for the alert, whose condition must hold for a few seconds once the queue has grown,
-    /// to fire (5.2 to 5.8 s into the load in three runs; the pool's compensation starts breaking the condition's streaks
-    /// from about ten seconds in). Its pool has recovered when the runner ends, so a capture
-    /// asked for then is taken at once, on a healthy pool.
+    /// Twelve seconds: long enough for the alert, whose condition must hold for a few seconds once the queue has grown,
+    /// to fire (5.2 to 6.9 s into the load in five runs; the pool's compensation starts breaking the condition's streaks
+    /// from about ten seconds in) and for watch to name the site (5.0 s in). Its pool has recovered when the runner ends,
+    /// so a capture asked for then is taken at once, on a healthy pool.
     /// </summary>
-    public static RunPlan TaskWait { get; } = new("diagscenario/taskwait", 15, RunEnd.RunnerExits)
+    public static RunPlan TaskWait { get; } = new("diagscenario/taskwait", 12, RunEnd.RunnerExits)
     {
         Watched = true,
         CapturesStacksAfterTheLoad = true,
@@ -44,7 +44,7 @@ internal sealed record RunPlan(string Scenario, int LoadSeconds, RunEnd End)
     public static RunPlan TaskSleepWait { get; } = new("diagscenario/tasksleepwait", 10, RunEnd.ServerDisposed) { RecordsMetrics = true, ExportsOtlp = true };
 
     /// <summary>The healthy control, as long as the taskwait run: nothing may fire.</summary>
-    public static RunPlan TaskAsyncWait { get; } = new("diagscenario/taskasyncwait", 15, RunEnd.RunnerExits) { Watched = true, Scraped = true };
+    public static RunPlan TaskAsyncWait { get; } = new("diagscenario/taskasyncwait", 12, RunEnd.RunnerExits) { Watched = true, Scraped = true };
 
     /// <summary>Every observed run.</summary>
     public static IReadOnlyList<RunPlan> All { get; } = [TaskWait, TaskSleepWait, TaskAsyncWait];
