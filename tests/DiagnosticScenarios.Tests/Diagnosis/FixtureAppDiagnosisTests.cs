@@ -106,8 +106,11 @@ public sealed class FixtureAppDiagnosisTests(ITestOutputHelper output)
         await server.WhenEveryLoopHasAnsweredAsync(FirstAnswers);
         try
         {
-            var text = await RunAsync(null, "stacks", "-p", $"{server.ProcessId}", "--requests-window", "1.5s");
-            var json = await RunAsync(null, "stacks", "-p", $"{server.ProcessId}", "--format", "speedscope", "-o", speedscope, "--requests-window", "0s");
+            // Side by side, as two terminals would run them.
+            var textRun = RunAsync(null, "stacks", "-p", $"{server.ProcessId}", "--requests-window", "1.5s");
+            var jsonRun = RunAsync(null, "stacks", "-p", $"{server.ProcessId}", "--format", "speedscope", "-o", speedscope, "--requests-window", "0s");
+            var text = await textRun;
+            var json = await jsonRun;
 
             output.WriteLine(text);
             var headlines = text.Split('\n').SkipWhile(l => !l.StartsWith("Blocking sites", StringComparison.Ordinal)).Skip(1).TakeWhile(l => l.StartsWith("  ", StringComparison.Ordinal)).ToList();

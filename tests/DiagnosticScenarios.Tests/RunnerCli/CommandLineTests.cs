@@ -1,4 +1,3 @@
-using System.Text.RegularExpressions;
 using DiagnosticScenarios.LoadRunner.Cli;
 using DiagnosticScenarios.Tests.Load;
 
@@ -52,42 +51,6 @@ public sealed class CommandLineTests
         Assert.Empty(output);
     }
 
-    // Two comparisons that cannot measure anything, each on a real server: one whose database is down (port 1 refuses), so the
-    // scenario answers its warm-up with the 503 naming the database; one whose server refuses its settings at start.
-    [Theory]
-    [InlineData("Database__Provider=PostgreSql", "ConnectionStrings__PostgreSql=Host=127.0.0.1;Port=1;Username=nobody;Password=none;Database=none;Timeout=2",
-        "The warm-up request GET /api/sqlscenario/async?delayMs=1000 answered 503 Service Unavailable", "The PostgreSql database is not available.")]
-    [InlineData("Database__Provider=Embedded", "Database__WarmUpConnections=100000", "The server exited with code", "'WarmUpConnections' with the error")]
-    public async Task Compare_SaysWhyAndExitsWithCode1_WhenAScenarioCannotBeMeasured(string setting, string otherSetting, string why, string naming)
-    {
-        string[] args = ["compare", "--family", "sql", "--scenarios", "async", "--app", LoadExperiment.AppPath, "-d", "1s",
-            "--env", setting, "--env", otherSetting, "--out", Path.Combine(Path.GetTempPath(), "never-written")];
-
-        var (exitCode, output, error) = await RunAsync(args);
-
-        Assert.True(exitCode == 1, $"exit {exitCode}\n{error}");
-        // A line of the runner's own; after it, the server's output where the server said why.
-        Assert.Contains(error.Split('\n'), line => line.StartsWith(why, StringComparison.Ordinal));
-        Assert.Contains(naming, error, StringComparison.Ordinal);
-        Assert.DoesNotContain("at DiagnosticScenarios.LoadRunner.", error, StringComparison.Ordinal);
-        Assert.DoesNotContain("Usage:", error, StringComparison.Ordinal);
-        Assert.DoesNotContain("loading server pid", output, StringComparison.Ordinal);
-    }
-
-    // A server started without its diagnostic port: --diagnose can open no session on it, and says why in a line of its own.
-    [Fact]
-    public async Task CompareDiagnose_SaysTheServerHasNoDiagnosticPort_AndExitsWithCode1()
-    {
-        string[] args = ["compare", "--family", "mock", "--scenarios", "taskasyncwait", "--app", LoadExperiment.AppPath, "-c", "2", "-d", "1s",
-            "--diagnose", "--env", "DOTNET_EnableDiagnostics=0", "--out", Path.Combine(Path.GetTempPath(), "never-written")];
-
-        var (exitCode, _, error) = await RunAsync(args);
-
-        Assert.True(exitCode == 1, $"exit {exitCode}\n{error}");
-        Assert.True(Regex.IsMatch(error, "(?m)^Process [0-9]+ \\(DiagnosticScenarios\\) publishes no \\.NET diagnostic port\\b.*DOTNET_EnableDiagnostics=0"), error);
-        Assert.DoesNotContain("   at ", error, StringComparison.Ordinal);
-    }
-
     [Fact]
     public async Task Help_AnswersUsageOnStdoutAndExitCode0()
     {
@@ -105,7 +68,8 @@ public sealed class CommandLineTests
         Assert.DoesNotContain("Exception", error, StringComparison.Ordinal);
     }
 
-    private static async Task<(int ExitCode, string Output, string Error)> RunAsync(string[] args)
+    /// <summary>The runner's command line, in this process, bounded: its exit code and what it wrote.</summary>
+    internal static async Task<(int ExitCode, string Output, string Error)> RunAsync(string[] args)
     {
         using var output = new StringWriter();
         using var error = new StringWriter();
