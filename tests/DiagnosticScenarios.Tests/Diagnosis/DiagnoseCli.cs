@@ -1,9 +1,10 @@
-using DiagnosticScenarios.Common;
+using System.Globalization;
 using System.Reflection;
+using DiagnosticScenarios.Common;
 
 namespace DiagnosticScenarios.Tests.Diagnosis;
 
-/// <summary>The diagnosis CLI as a user runs it: <c>dotnet dotnet-blocking.dll …</c>, to its end, bounded.</summary>
+/// <summary>The diagnosis CLI as a user runs it: <c>dotnet dotnet-blocking.dll …</c>, to its end, bounded; or <c>watch</c>, left running.</summary>
 internal static class DiagnoseCli
 {
     private static readonly TimeSpan Timeout = TimeSpan.FromSeconds(30);
@@ -14,4 +15,42 @@ internal static class DiagnoseCli
 
     public static Task<ChildProcessResult> RunAsync(params string[] arguments) =>
         ChildProcess.RunAsync(new ChildProcessStart("dotnet", [Path, .. arguments]) { WorkingDirectory = RepositoryPaths.Root }, Timeout);
+
+    /// <summary>
+    /// Starts <c>watch -p <paramref name="processId"/> --timeout <paramref name="timeout"/> --json</c> and returns it once its
+    /// first line says it is watching (printed once its session is on), for the caller to start a load then and wait for
+    /// its exit; fails, with its output, when it ends before that.
+    /// </summary>
+    public static async Task<ChildProcess> StartWatchingAsync(int processId, TimeSpan timeout)
+    {
+        var watching = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        var watch = ChildProcess.Start(new ChildProcessStart("dotnet",
+            [Path, "watch", "-p", processId.ToString(CultureInfo.InvariantCulture), "--timeout", string.Create(CultureInfo.InvariantCulture, $"{timeout.TotalSeconds:0}s"), "--json"])
+        {
+            WorkingDirectory = RepositoryPaths.Root,
+            TimeLimit = timeout + TimeSpan.FromSeconds(60),
+            OnErrorLine = line =>
+            {
+                if (line.StartsWith("Watching process ", StringComparison.Ordinal))
+                {
+                    watching.TrySetResult();
+                }
+            },
+        });
+        try
+        {
+            await Task.WhenAny(watching.Task, watch.WaitForExitAsync()).TimeoutAfter(Timeout);
+            if (!watching.Task.IsCompleted)
+            {
+                throw new InvalidOperationException($"watch ended before it was watching: {await watch.WaitForExitAsync()}");
+            }
+        }
+        catch
+        {
+            await watch.DisposeAsync();
+            throw;
+        }
+
+        return watch;
+    }
 }

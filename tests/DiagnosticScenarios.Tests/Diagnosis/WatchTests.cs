@@ -1,5 +1,4 @@
 using System.Text.Json;
-using DiagnosticScenarios.Common;
 using DiagnosticScenarios.Diagnosis;
 using DiagnosticScenarios.Tests.Load;
 using Xunit.Abstractions;
@@ -33,25 +32,7 @@ public sealed class WatchTests(ITestOutputHelper output)
 
         // The watch starts first, as a user starts it on a healthy app; the load starts once it says it is watching (its
         // session is on), before its first second is read, so the rule's window sees the thread count climb from the start.
-        var watching = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
-        await using var watch = ChildProcess.Start(new ChildProcessStart("dotnet", [DiagnoseCli.Path, "watch", "-p", $"{server.ProcessId}", "--timeout", "30s", "--json"])
-        {
-            WorkingDirectory = RepositoryPaths.Root,
-            TimeLimit = TimeSpan.FromSeconds(90),
-            OnErrorLine = line =>
-            {
-                if (line.StartsWith("Watching process ", StringComparison.Ordinal))
-                {
-                    watching.TrySetResult();
-                }
-            },
-        });
-        await Task.WhenAny(watching.Task, watch.WaitForExitAsync()).TimeoutAfter(TimeSpan.FromSeconds(30));
-        if (!watching.Task.IsCompleted)
-        {
-            Assert.Fail($"the watch ended before it was watching: {await watch.WaitForExitAsync()}");
-        }
-
+        await using var watch = await DiagnoseCli.StartWatchingAsync(server.ProcessId, TimeSpan.FromSeconds(30));
         server.Loop(chain.Uri, Workers);
         var run = await watch.WaitForExitAsync().TimeoutAfter(TimeSpan.FromSeconds(60));
 

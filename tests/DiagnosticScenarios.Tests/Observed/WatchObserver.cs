@@ -1,4 +1,3 @@
-using System.Globalization;
 using System.Text.Json;
 using DiagnosticScenarios.Common;
 using DiagnosticScenarios.Diagnosis;
@@ -23,37 +22,7 @@ internal sealed class WatchObserver : IRunObserver
 
     public async Task<IObservation> AttachAsync(RunContext run)
     {
-        var watching = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
-        var timeout = TimeSpan.FromSeconds(run.Plan.LoadSeconds) + PastTheLoad;
-        var watch = ChildProcess.Start(new ChildProcessStart("dotnet",
-            [DiagnoseCli.Path, "watch", "-p", run.Server.ProcessId.ToString(CultureInfo.InvariantCulture), "--timeout", $"{timeout.TotalSeconds:0}s", "--json"])
-        {
-            WorkingDirectory = RepositoryPaths.Root,
-            TimeLimit = timeout + Patience,
-
-            // Its first line, once its session is on: from then on it is watching.
-            OnErrorLine = line =>
-            {
-                if (line.StartsWith("Watching process ", StringComparison.Ordinal))
-                {
-                    watching.TrySetResult();
-                }
-            },
-        });
-        try
-        {
-            await Task.WhenAny(watching.Task, watch.WaitForExitAsync()).TimeoutAfter(Patience);
-            if (!watching.Task.IsCompleted)
-            {
-                throw new InvalidOperationException($"watch ended before it was watching: {await watch.WaitForExitAsync()}");
-            }
-        }
-        catch
-        {
-            await watch.DisposeAsync();
-            throw;
-        }
-
+        var watch = await DiagnoseCli.StartWatchingAsync(run.Server.ProcessId, TimeSpan.FromSeconds(run.Plan.LoadSeconds) + PastTheLoad);
         return new Observation(watch, DateTimeOffset.UtcNow);
     }
 
