@@ -6,7 +6,7 @@ namespace DiagnosticScenarios.Tests.Metrics;
 
 /// <summary>
 /// The shipped alert, live: a real Prometheus, configured from monitoring/, scrapes the live page of the shared observed
-/// runs every second (a fresh server, two processors, 125 connections for 12 s from the page's Start load) and evaluates
+/// runs every second (a fresh server, two processors, 125 connections for 10 s from the page's Start load) and evaluates
 /// monitoring/alerts.yml. Under taskwait the alert fires within a minute of the load's start; under taskasyncwait, the
 /// same load, it never leaves inactive.
 /// </summary>
