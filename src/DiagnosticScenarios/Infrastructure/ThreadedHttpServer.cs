@@ -1,3 +1,4 @@
+using System.Globalization;
 using System.Net;
 using System.Net.Sockets;
 using System.Text;
@@ -19,7 +20,13 @@ public sealed class ThreadedHttpServer : IDisposable
     private const int MaxHeadBytes = 16 * 1024;
     private const int MaxBodyBytes = 1024 * 1024;
     private const int ConnectionThreadStack = 256 * 1024;
-    private static readonly TimeSpan IdleTimeout = TimeSpan.FromSeconds(10);
+
+    /// <summary>
+    /// How long a kept-alive connection may sit idle before the server closes it; every keep-alive answer says so
+    /// (<c>Keep-Alive: timeout=10</c>), so a client that honours it (.NET's HttpClient retires the connection a second
+    /// early) never sends a request on a connection the server is closing, which it would see reset.
+    /// </summary>
+    public static readonly TimeSpan IdleTimeout = TimeSpan.FromSeconds(10);
 
     private readonly string _name;
     private readonly int _maxConnections;
@@ -388,7 +395,9 @@ public sealed class HttpExchange
 
         head.Append("Cache-Control: no-store\r\n");
         head.Append("X-Content-Type-Options: nosniff\r\n");
-        head.Append(keepAlive ? "Connection: keep-alive\r\n" : "Connection: close\r\n");
+        head.Append(keepAlive
+            ? string.Create(CultureInfo.InvariantCulture, $"Connection: keep-alive\r\nKeep-Alive: timeout={ThreadedHttpServer.IdleTimeout.TotalSeconds:0}\r\n")
+            : "Connection: close\r\n");
         foreach (var (name, value) in headers)
         {
             head.Append(name).Append(": ").Append(value).Append("\r\n");

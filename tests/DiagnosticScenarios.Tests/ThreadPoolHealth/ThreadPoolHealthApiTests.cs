@@ -4,6 +4,7 @@ using System.Net.Http.Json;
 using System.Net.ServerSentEvents;
 using System.Text.Json;
 using DiagnosticScenarios.Detection;
+using DiagnosticScenarios.Infrastructure;
 using DiagnosticScenarios.LoadRunner.Server;
 using DiagnosticScenarios.Tests.Load;
 using Microsoft.AspNetCore.Mvc.Testing;
@@ -186,6 +187,22 @@ public sealed class ThreadPoolHealthApiTests(InProcessApp app, ITestOutputHelper
         Assert.DoesNotContain("https://", html, StringComparison.Ordinal);
         Assert.DoesNotContain("https://", script, StringComparison.Ordinal);
         Assert.Contains("/api/threadpool/stream", script, StringComparison.Ordinal);
+    }
+
+    // The server closes a kept-alive connection idle for its timeout: a client that reused one just then would have its
+    // request reset (a test's poll, ten seconds after the one before it, once was). .NET's HttpClient retires a connection a
+    // second before the Keep-Alive timeout a server gives.
+    [Fact]
+    public async Task LivePageServer_SaysHowLongItKeepsAnIdleConnection_SoClientsStopReusingItFirst()
+    {
+        using var appClient = _app.CreateClient(new WebApplicationFactoryClientOptions { AllowAutoRedirect = false });
+        using var root = await appClient.GetAsync(new Uri("/", UriKind.Relative)).DefaultTimeout();
+        using var browser = new HttpClient { BaseAddress = root.Headers.Location };
+
+        using var settings = await browser.GetAsync(new Uri("/api/threadpool/page", UriKind.Relative)).DefaultTimeout();
+
+        Assert.Contains("keep-alive", settings.Headers.Connection);
+        Assert.Equal(string.Create(CultureInfo.InvariantCulture, $"timeout={ThreadedHttpServer.IdleTimeout.TotalSeconds:0}"), string.Join(",", settings.Headers.GetValues("Keep-Alive")));
     }
 
     [Fact]
