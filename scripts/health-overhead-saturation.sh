@@ -117,4 +117,8 @@ print(f"on vs off : throughput {100 * (on[0] / off[0] - 1):+.2f} %, CPU per requ
 pairs = list(zip([r for r in rows if r[0] == "true"], [r for r in rows if r[0] == "false"]))
 ratio = [statistics.median(float(on[i]) / float(off[i]) for on, off in pairs) for i in (1, 2)]
 print(f"per pair  : throughput {100 * (ratio[0] - 1):+.2f} %, CPU per request {100 * (ratio[1] - 1):+.2f} % (medians of the on/off ratios)")
+if len(pairs) >= 4:
+    # How far single pairs spread: the middle half of the pairs' CPU ratios.
+    q = statistics.quantiles([float(on[2]) / float(off[2]) for on, off in pairs], n=4)
+    print(f"spread    : CPU per request, the middle half of the pairs from {100 * (q[0] - 1):+.2f} % to {100 * (q[2] - 1):+.2f} %")
 PY
