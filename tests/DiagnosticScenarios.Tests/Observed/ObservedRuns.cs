@@ -31,7 +31,7 @@ public sealed class ObservedRuns : IAsyncLifetime
     // Each scraped run's Prometheus, started with the collection (PrometheusObserver says why); a run takes its own.
     private readonly Dictionary<RunPlan, PrometheusObserver> _prometheus = [];
     private readonly Lock _lock = new();
-    private Task<SharedBrowser>? _browser;
+    private readonly LazyBrowser _browser = new();
 
     /// <summary>The plan's run: observed now if no test has asked for it yet, else the same run again.</summary>
     internal Task<ObservedRun> RunAsync(RunPlan plan)
@@ -50,13 +50,7 @@ public sealed class ObservedRuns : IAsyncLifetime
     }
 
     /// <summary>The browser the runs drive, for a page test of its own; started on first use.</summary>
-    internal Task<SharedBrowser> BrowserAsync()
-    {
-        lock (_lock)
-        {
-            return _browser ??= Task.Run(SharedBrowser.Start);
-        }
-    }
+    internal Task<SharedBrowser> BrowserAsync() => _browser.GetAsync();
 
     public Task InitializeAsync()
     {
@@ -85,22 +79,7 @@ public sealed class ObservedRuns : IAsyncLifetime
             await prometheus.DisposeAsync();
         }
 
-        Task<SharedBrowser>? started;
-        lock (_lock)
-        {
-            started = _browser;
-        }
-
-        if (started is null)
-        {
-            return;
-        }
-
-        await ((Task)started).ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
-        if (started.IsCompletedSuccessfully)
-        {
-            (await started).Dispose();
-        }
+        await _browser.DisposeAsync();
     }
 
     private async Task<ObservedRun> ObserveAsync(RunPlan plan)

@@ -14,11 +14,12 @@ namespace DiagnosticScenarios.Tests.ThreadPoolHealth;
 /// <summary>
 /// The live page where it cannot be what it usually is, in the observed runs' browser: served through the app because its
 /// own server's port was taken, in a process started without its diagnostic port (<c>DOTNET_EnableDiagnostics=0</c>), so
-/// no stack capture can be taken. It says both.
+/// no stack capture can be taken. It says both. Nothing here is loaded or timed but the browser's own holds, seconds long, so
+/// the class runs beside the functional tests, with a browser of its own.
 /// </summary>
-[Collection(LoadCollectionDefinition.Name)]
 [Trait(TestCategory.Name, TestCategory.Load)]
-public sealed class LivePageFallbackTests(ObservedRuns runs, LivePageFallbackTests.Server server, ITestOutputHelper output) : IClassFixture<LivePageFallbackTests.Server>
+public sealed class LivePageFallbackTests(LazyBrowser browsers, LivePageFallbackTests.Server server, ITestOutputHelper output)
+    : IClassFixture<LazyBrowser>, IClassFixture<LivePageFallbackTests.Server>
 {
     private static readonly TimeSpan Patience = TimeSpan.FromSeconds(20);
 
@@ -26,7 +27,7 @@ public sealed class LivePageFallbackTests(ObservedRuns runs, LivePageFallbackTes
     public async Task LivePage_SaysItIsServedThroughTheApp_WhenItsOwnServersPortIsTaken()
     {
         var app = await server.StartAsync();
-        var browser = await runs.BrowserAsync();
+        var browser = await browsers.GetAsync();
         using var client = new HttpClient { BaseAddress = app.BaseAddress, Timeout = Patience };
         var settings = await client.GetFromJsonAsync<JsonElement>(new Uri("api/threadpool/page", UriKind.Relative)).DefaultTimeout();
 
@@ -49,7 +50,7 @@ public sealed class LivePageFallbackTests(ObservedRuns runs, LivePageFallbackTes
     public async Task LivePage_SaysTheCaptureFailedAndWhy_WhenTheProcessHasNoDiagnosticPort()
     {
         var app = await server.StartAsync();
-        var browser = await runs.BrowserAsync();
+        var browser = await browsers.GetAsync();
 
         var shown = await Task.Run(() =>
         {
@@ -78,7 +79,7 @@ public sealed class LivePageFallbackTests(ObservedRuns runs, LivePageFallbackTes
     public async Task LivePage_OffersItsControls_OnlyOnceItKnowsWhereTheAppIs()
     {
         var app = await server.StartAsync();
-        var browser = await runs.BrowserAsync();
+        var browser = await browsers.GetAsync();
         const string holdSettingsBack = """
             const fetched = window.fetch.bind(window);
             window.fetch = (url, options) => String(url).endsWith('/api/threadpool/page')
@@ -106,7 +107,7 @@ public sealed class LivePageFallbackTests(ObservedRuns runs, LivePageFallbackTes
     public async Task LivePage_KeepsTheCapturesAnswer_WhenAPollAskedBeforeItAnswersAfterIt()
     {
         await using var app = await HealthApp.StartAsync(new Dictionary<string, string> { ["DOTNET_EnableDiagnostics"] = "0" });
-        var browser = await runs.BrowserAsync();
+        var browser = await browsers.GetAsync();
         // Every call the page makes for the capture and every text its status shows, timed, for a failure to print.
         const string holdPollsBack = """
             const fetched = window.fetch.bind(window);
