@@ -10,7 +10,9 @@
 # SWITCH=MetricsExport__Enabled flips the metrics export alone instead of the whole health feature; SCRAPE=1 scrapes
 # the live page's /metrics once a second on both sides while the load runs, as Prometheus would (the off side answers 404).
 # BURSTS=N runs both servers at once and loads them by turns, N pairs of loads of the duration argument each (say
-# BURSTS=30 with 2s), instead of a fresh server for every run.
+# BURSTS=60 with 2s), instead of a fresh server for every run; ROUNDS=R (4) starts a new pair of servers R times, in
+# either order by turns. SWITCH=Unused__Setting (a setting the app does not read) measures the method's own noise: two
+# identical servers.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/server-common.sh
@@ -87,17 +89,21 @@ run() { # $1 = true|false: a fresh server, measured once
 }
 
 if [[ -n "${BURSTS:-}" ]]; then
-  # Both servers at once, each started and warmed once, then $BURSTS pairs of short loads (the duration argument each,
+  # Both servers at once, each started and warmed once a round, then pairs of short loads (the duration argument each,
   # say 2s), one server and the other by turns: the machine's drift, which moves a whole run on a shared machine by
   # 15 % either way, has seconds, not a minute, to come between the two sides of a pair. The idle server's own
-  # threads (its sampler and probe, its scrape) run on both sides alike.
-  start true
-  start false
-  for i in $(seq "$BURSTS"); do
-    if (( i % 2 )); then measure true "$duration"; measure false "$duration"; else measure false "$duration"; measure true "$duration"; fi
+  # threads (its sampler and probe, its scrape) run on both sides alike. $BURSTS pairs in ROUNDS rounds (4 by default),
+  # each on a new pair of servers started in the other order than the round before: a server's place in the start order
+  # (which one's threads, memory and ports come first) weighs on both sides alike.
+  rounds=${ROUNDS:-4}
+  for round in $(seq "$rounds"); do
+    if (( round % 2 )); then start true; start false; else start false; start true; fi
+    for i in $(seq $(( (BURSTS * round / rounds) - (BURSTS * (round - 1) / rounds) ))); do
+      if (( i % 2 )); then measure true "$duration"; measure false "$duration"; else measure false "$duration"; measure true "$duration"; fi
+    done
+    stop true
+    stop false
   done
-  stop true
-  stop false
 else
   # Each pair's two runs follow each other; every other pair starts with the off side, so a run's place in its pair
   # (say, the first after a pause) weighs on both sides alike.
