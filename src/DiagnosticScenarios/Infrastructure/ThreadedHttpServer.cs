@@ -334,6 +334,10 @@ public sealed record HttpRequestHead(
 /// <summary>A request and the one answer it gets: a whole body with its length, or a stream that ends with the connection.</summary>
 public sealed class HttpExchange
 {
+    // Written into every kept-alive answer: formatted once.
+    private static readonly string KeepAliveHead =
+        string.Create(CultureInfo.InvariantCulture, $"Connection: keep-alive\r\nKeep-Alive: timeout={ThreadedHttpServer.IdleTimeout.TotalSeconds:0}\r\n");
+
     private readonly Stream _connection;
     private bool _answered;
 
@@ -395,9 +399,7 @@ public sealed class HttpExchange
 
         head.Append("Cache-Control: no-store\r\n");
         head.Append("X-Content-Type-Options: nosniff\r\n");
-        head.Append(keepAlive
-            ? string.Create(CultureInfo.InvariantCulture, $"Connection: keep-alive\r\nKeep-Alive: timeout={ThreadedHttpServer.IdleTimeout.TotalSeconds:0}\r\n")
-            : "Connection: close\r\n");
+        head.Append(keepAlive ? KeepAliveHead : "Connection: close\r\n");
         foreach (var (name, value) in headers)
         {
             head.Append(name).Append(": ").Append(value).Append("\r\n");

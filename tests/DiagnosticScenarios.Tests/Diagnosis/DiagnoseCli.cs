@@ -37,20 +37,6 @@ internal static class DiagnoseCli
                 }
             },
         });
-        try
-        {
-            await Task.WhenAny(watching.Task, watch.WaitForExitAsync()).TimeoutAfter(Timeout);
-            if (!watching.Task.IsCompleted)
-            {
-                throw new InvalidOperationException($"watch ended before it was watching: {await watch.WaitForExitAsync()}");
-            }
-        }
-        catch
-        {
-            await watch.DisposeAsync();
-            throw;
-        }
-
-        return watch;
+        return await watch.WhenReadyAsync(watching.Task, Timeout, "watch ended before it was watching");
     }
 }

@@ -36,20 +36,7 @@ internal sealed class MetricsTraceObserver : IRunObserver
                 }
             },
             Patience);
-        try
-        {
-            await Task.WhenAny(recording.Task, trace.WaitForExitAsync()).TimeoutAfter(Patience);
-            if (!recording.Task.IsCompleted)
-            {
-                throw new InvalidOperationException($"dotnet-trace ended before recording: {await trace.WaitForExitAsync()}");
-            }
-        }
-        catch
-        {
-            await trace.DisposeAsync();
-            throw;
-        }
-
+        await trace.WhenReadyAsync(recording.Task, Patience, "dotnet-trace ended before recording");
         return new Observation(trace, output);
     }
 
