@@ -48,15 +48,19 @@ as_owner() {
 
 port_file="$data_dir/.port"
 
+# A port below Linux's ephemeral range (32768 and up), as the tests' servers pick theirs: a port in that range may be the
+# local end of any outgoing connection (after a load run, thousands linger in TIME_WAIT) and the bind then fails.
+# Random, not the first free one, so two clusters started at once do not pick the same.
 free_port() {
-  local p
-  for p in $(seq 55432 55631); do
+  local p try
+  for try in $(seq 1 100); do
+    p=$(( 20000 + RANDOM % 12768 ))
     if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
       echo "$p"
       return
     fi
   done
-  log "no free port in 55432-55631"
+  log "no free port between 20000 and 32767 in 100 tries"
   exit 1
 }
 
@@ -81,10 +85,25 @@ start() {
   if is_running; then
     log "already running on 127.0.0.1:$port"
   else
-    log "starting on 127.0.0.1:$port (max_connections=$max_connections)"
-    as_owner "$bin/pg_ctl" -D "$data_dir" -l "$data_dir/server.log" -w -t 60 \
-      -o "-p $port -c listen_addresses=127.0.0.1 -c unix_socket_directories=$data_dir -c max_connections=$max_connections" \
-      start >&2 || { log "the server did not start; the end of its log:"; tail -n 20 "$data_dir/server.log" >&2; exit 1; }
+    local attempt
+    for attempt in 1 2 3; do
+      log "starting on 127.0.0.1:$port (max_connections=$max_connections)"
+      if as_owner "$bin/pg_ctl" -D "$data_dir" -l "$data_dir/server.log" -w -t 60 \
+        -o "-p $port -c listen_addresses=127.0.0.1 -c unix_socket_directories=$data_dir -c max_connections=$max_connections" \
+        start >&2; then
+        break
+      fi
+      # Someone took the port since it was picked (or since the last start): another one, kept from now on.
+      if [ "$attempt" -lt 3 ] && tail -n 20 "$data_dir/server.log" | grep -q "could not bind"; then
+        port=$(free_port)
+        echo "$port" | as_owner tee "$port_file" >/dev/null
+        log "the port was taken; trying 127.0.0.1:$port"
+        continue
+      fi
+      log "the server did not start; the end of its log:"
+      tail -n 20 "$data_dir/server.log" >&2
+      exit 1
+    done
   fi
 
   psql_admin() { as_owner "$bin/psql" -h "$data_dir" -p "$port" -U postgres -v ON_ERROR_STOP=1 -qAt "$@"; }
