@@ -23,6 +23,12 @@ public sealed record DiagnosisOptions
     /// </summary>
     public TimeSpan SampleDuration { get; init; } = TimeSpan.FromMilliseconds(75);
 
+    /// <summary>
+    /// How long the target's diagnostic port may take to answer the start of a session. It answers one command at a time,
+    /// and another session's stop (its rundown) may hold it for seconds on a starved machine.
+    /// </summary>
+    public TimeSpan AnswerTimeout { get; init; } = TimeSpan.FromSeconds(30);
+
     /// <summary>How long the session may take to hand over its events after it is stopped (the rundown of every method).</summary>
     public TimeSpan DrainTimeout { get; init; } = TimeSpan.FromSeconds(30);
 

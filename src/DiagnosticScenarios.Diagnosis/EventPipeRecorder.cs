@@ -39,7 +39,9 @@ internal static class EventPipeRecorder
         EventPipeSession session;
         try
         {
-            session = client.StartEventPipeSession(providers, requestRundown: rundown, circularBufferMB: options.BufferMegabytes);
+            session = Within(processId, "the start of a session", options.AnswerTimeout,
+                () => client.StartEventPipeSession(providers, requestRundown: rundown, circularBufferMB: options.BufferMegabytes),
+                whenLate: late => late.Dispose());
         }
         catch (Exception e) when (e is ServerNotAvailableException or ServerErrorException or UnsupportedCommandException or IOException or TimeoutException)
         {
@@ -67,17 +69,25 @@ internal static class EventPipeRecorder
             reader.Start();
 
             whileOn();
+
+            // The stop returns once the runtime has handed over the session's last event (the rundown's, when asked for),
+            // so it and the reader share the drain's time.
+            var drained = Stopwatch.StartNew();
             try
             {
-                session.Stop();
+                Within(processId, "the stop of its session", options.DrainTimeout, () =>
+                {
+                    session.Stop();
+                    return true;
+                });
             }
             catch (Exception e) when (e is ServerNotAvailableException or ServerErrorException or IOException or TimeoutException)
             {
                 throw TargetProcess.Unreachable(processId, e);
             }
 
-            var drained = Stopwatch.StartNew();
-            if (!reader.Join(options.DrainTimeout))
+            var left = options.DrainTimeout - drained.Elapsed;
+            if (!reader.Join(left > TimeSpan.Zero ? left : TimeSpan.Zero))
             {
                 throw new DiagnosisException(DiagnosisFailure.PortUnreachable,
                     $"Process {processId} did not finish its trace within {options.DrainTimeout.TotalSeconds:0} s of the stop ({drained.Elapsed.TotalSeconds:0.0} s): retry, or raise the drain timeout for a very large app.");
@@ -88,6 +98,58 @@ internal static class EventPipeRecorder
                 throw TargetProcess.Unreachable(processId, readError);
             }
         }
+    }
+
+    /// <summary>
+    /// A call to the target's diagnostic port, bounded: the client library reads the port's answer with no time limit,
+    /// and a runtime that never answers (its one diagnostic-server thread held by something else) must not hold the caller
+    /// for ever. The call runs on a thread of its own; one that outlives <paramref name="patience"/> is left to end there,
+    /// <paramref name="whenLate"/> disposing what it returns, and the caller gets a <see cref="DiagnosisException"/>. The
+    /// caller, when it leaves, disposes the session, closing the stream the runtime writes: a runtime blocked on that
+    /// stream then ends the session itself.
+    /// </summary>
+    private static T Within<T>(int processId, string what, TimeSpan patience, Func<T> call, Action<T>? whenLate = null)
+    {
+        const int Waiting = 0, Done = 1, Abandoned = 2;
+        var state = Waiting;
+        var result = default(T);
+        Exception? error = null;
+        var thread = new Thread(() =>
+        {
+            try
+            {
+                result = call();
+            }
+#pragma warning disable CA1031 // deliberate: every failure is handed to the waiting caller
+            catch (Exception e)
+#pragma warning restore CA1031
+            {
+                error = e;
+            }
+
+            if (Interlocked.CompareExchange(ref state, Done, Waiting) == Abandoned && error is null)
+            {
+                whenLate?.Invoke(result!);
+            }
+        })
+        {
+            IsBackground = true,
+            Name = "Diagnostic port call",
+        };
+        thread.Start();
+        if (!thread.Join(patience) && Interlocked.CompareExchange(ref state, Abandoned, Waiting) == Waiting)
+        {
+            throw new DiagnosisException(DiagnosisFailure.PortUnreachable,
+                $"The diagnostic port of process {processId} did not answer {what} within {patience.TotalSeconds:0.#} s: its runtime is busy with another diagnostic session or stuck; retry, and if it never answers, restart the process.");
+        }
+
+        thread.Join();
+        if (error is not null)
+        {
+            System.Runtime.ExceptionServices.ExceptionDispatchInfo.Throw(error);
+        }
+
+        return result!;
     }
 
     /// <summary>Runs <paramref name="work"/> on a thread of its own and completes with its result: never a pool thread, so a starved pool cannot delay it.</summary>

@@ -1,0 +1,195 @@
+using System.Buffers.Binary;
+using System.Globalization;
+using System.Net.Sockets;
+using System.Text;
+using DiagnosticScenarios.Common;
+using DiagnosticScenarios.Diagnosis;
+using DiagnosticScenarios.Tests.Common;
+
+namespace DiagnosticScenarios.Tests.Diagnosis;
+
+/// <summary>
+/// A snapshot of a process whose diagnostic port stops answering ends with a <see cref="DiagnosisException"/> naming the
+/// command it waited for, within its patience, instead of waiting for ever (the client library reads the port's answers
+/// with no time limit). The port is a stand-in: a socket published under a running process's id that speaks the
+/// diagnostic protocol's header and answers only what the test tells it to.
+/// </summary>
+public sealed class SilentPortTests
+{
+    private static readonly TimeSpan Patience = TimeSpan.FromSeconds(1);
+
+    [LinuxFact]
+    public async Task Capture_GivesUpWithinItsPatience_WhenThePortNeverAnswersTheStart()
+    {
+        await using var port = await SilentPort.StartAsync(answersTheStart: false);
+
+        var failure = await CaptureFailureAsync(port.ProcessId);
+
+        Assert.Equal(DiagnosisFailure.PortUnreachable, failure.Failure);
+        Assert.Contains("did not answer the start of a session within 1 s", failure.Message, StringComparison.Ordinal);
+    }
+
+    [LinuxFact]
+    public async Task Capture_GivesUpWithinItsPatience_AndClosesTheSessionsStream_WhenThePortNeverAnswersTheStop()
+    {
+        await using var port = await SilentPort.StartAsync(answersTheStart: true);
+
+        var failure = await CaptureFailureAsync(port.ProcessId);
+
+        Assert.Equal(DiagnosisFailure.PortUnreachable, failure.Failure);
+        Assert.Contains("did not answer the stop of its session within 1 s", failure.Message, StringComparison.Ordinal);
+        Assert.True(port.StopAsked, "the capture gave up before it asked for the stop");
+        // A runtime blocked writing to the session's stream is released when the reader closes it.
+        await port.SessionStreamClosed.TimeoutAfter(TimeSpan.FromSeconds(10));
+    }
+
+    private static async Task<DiagnosisException> CaptureFailureAsync(int processId)
+    {
+        var options = DiagnosisOptions.Default with { AnswerTimeout = Patience, DrainTimeout = Patience };
+        // Ten times the patience bounds the whole capture: without the bound it would never return.
+        return await Assert.ThrowsAsync<DiagnosisException>(() => Task.Run(() => StackSnapshots.Capture(processId, options)).TimeoutAfter(Patience * 10));
+    }
+
+    /// <summary>A diagnostic port published for a running process that is not .NET (a sleep): it reads each command and answers as told.</summary>
+    private sealed class SilentPort : IAsyncDisposable
+    {
+        private const int HeaderSize = 20;
+        private const byte EventPipeCommandSet = 0x02;
+        private const byte StopTracing = 0x01;
+        private static readonly byte[] Magic = Encoding.ASCII.GetBytes("DOTNET_IPC_V1\0");
+
+        private readonly ChildProcess _owner;
+        private readonly Socket _listener;
+        private readonly string _path;
+        private readonly bool _answersTheStart;
+        private readonly List<Socket> _accepted = [];
+        private readonly TaskCompletionSource _sessionStreamClosed = new(TaskCreationOptions.RunContinuationsAsynchronously);
+        private readonly Task _serving;
+        private volatile bool _stopAsked;
+
+        private SilentPort(ChildProcess owner, bool answersTheStart)
+        {
+            _owner = owner;
+            _answersTheStart = answersTheStart;
+            // Named as a runtime names its own (the id, then a key), so the client library finds it for the id.
+            _path = Path.Combine(Path.GetTempPath(), string.Create(CultureInfo.InvariantCulture, $"dotnet-diagnostic-{owner.Id}-{Environment.TickCount64}-socket"));
+            _listener = new Socket(AddressFamily.Unix, SocketType.Stream, ProtocolType.Unspecified);
+            _listener.Bind(new UnixDomainSocketEndPoint(_path));
+            _listener.Listen();
+            _serving = ServeAsync();
+        }
+
+        public int ProcessId => _owner.Id;
+
+        public bool StopAsked => _stopAsked;
+
+#pragma warning disable VSTHRD003 // deliberate: this port's own background work; tests have no SynchronizationContext to deadlock on
+        public Task SessionStreamClosed => _sessionStreamClosed.Task;
+#pragma warning restore VSTHRD003
+
+        public static async Task<SilentPort> StartAsync(bool answersTheStart)
+        {
+            var owner = ChildProcess.Start(new ChildProcessStart("sleep", ["60"]) { TimeLimit = TimeSpan.FromSeconds(60) });
+            // The id must name a running process before the port is published under it.
+            Assert.True(await Poll.UntilAsync(() => File.Exists($"/proc/{owner.Id}/stat"), TimeSpan.FromSeconds(10)), "sleep did not start");
+            return new SilentPort(owner, answersTheStart);
+        }
+
+        public async ValueTask DisposeAsync()
+        {
+            _listener.Dispose();
+            lock (_accepted)
+            {
+                _accepted.ForEach(s => s.Dispose());
+            }
+
+#pragma warning disable VSTHRD003 // deliberate: this port's own accept loop, ended by the listener's disposal above
+            await _serving.TimeoutAfter(TimeSpan.FromSeconds(5));
+#pragma warning restore VSTHRD003
+            File.Delete(_path);
+            await _owner.DisposeAsync();
+        }
+
+        private async Task ServeAsync()
+        {
+            try
+            {
+                while (true)
+                {
+                    var connection = await _listener.AcceptAsync();
+                    lock (_accepted)
+                    {
+                        _accepted.Add(connection);
+                    }
+
+                    _ = ServeAsync(connection);
+                }
+            }
+            catch (Exception e) when (e is SocketException or ObjectDisposedException)
+            {
+                // Disposed: the test is over.
+            }
+        }
+
+        // One command per connection, as the runtime's port reads them.
+        private async Task ServeAsync(Socket connection)
+        {
+            try
+            {
+                var header = new byte[HeaderSize];
+                await ReadExactlyAsync(connection, header);
+                if (!header.AsSpan(0, Magic.Length).SequenceEqual(Magic))
+                {
+                    // Not the diagnostic protocol: no answer, and the capture's message will say it waited.
+                    return;
+                }
+
+                var size = BinaryPrimitives.ReadUInt16LittleEndian(header.AsSpan(14));
+                await ReadExactlyAsync(connection, new byte[size - HeaderSize]);
+                var (commandSet, command) = (header[16], header[17]);
+                if (commandSet == EventPipeCommandSet && command == StopTracing)
+                {
+                    // Asked to stop: never answers.
+                    _stopAsked = true;
+                    return;
+                }
+
+                if (!_answersTheStart)
+                {
+                    return;
+                }
+
+                // OK (0xFF 0x00) with the session's id; then the connection is the session's stream, on which nothing comes.
+                var answer = new byte[HeaderSize + 8];
+                Magic.CopyTo(answer, 0);
+                BinaryPrimitives.WriteUInt16LittleEndian(answer.AsSpan(14), (ushort)answer.Length);
+                answer[16] = 0xFF;
+                BinaryPrimitives.WriteInt64LittleEndian(answer.AsSpan(HeaderSize), 1);
+                await connection.SendAsync(answer);
+                var end = await connection.ReceiveAsync(new byte[1]);
+                if (end == 0)
+                {
+                    _sessionStreamClosed.TrySetResult();
+                }
+            }
+            catch (Exception e) when (e is SocketException or ObjectDisposedException)
+            {
+                // The client hung up, or the test is over.
+            }
+        }
+
+        private static async Task ReadExactlyAsync(Socket connection, byte[] buffer)
+        {
+            for (var read = 0; read < buffer.Length;)
+            {
+                var got = await connection.ReceiveAsync(buffer.AsMemory(read));
+                if (got == 0)
+                {
+                    throw new SocketException((int)SocketError.ConnectionReset);
+                }
+
+                read += got;
+            }
+        }
+    }
+}
