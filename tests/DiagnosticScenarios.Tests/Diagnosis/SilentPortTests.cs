@@ -10,8 +10,8 @@ namespace DiagnosticScenarios.Tests.Diagnosis;
 
 /// <summary>
 /// A snapshot of a process whose diagnostic port stops answering ends with a <see cref="DiagnosisException"/> naming the
-/// command it waited for, within its patience, instead of waiting for ever (the client library reads the port's answers
-/// with no time limit). The port is a stand-in: a socket published under a running process's id that speaks the
+/// command it waited for and how long, instead of waiting for ever (the client library reads the port's answers with no
+/// time limit). The port is a stand-in: a socket published under a running process's id that speaks the
 /// diagnostic protocol's header and answers only what the test tells it to.
 /// </summary>
 public sealed class SilentPortTests
@@ -19,7 +19,7 @@ public sealed class SilentPortTests
     private static readonly TimeSpan Patience = TimeSpan.FromSeconds(1);
 
     [LinuxFact]
-    public async Task Capture_GivesUpWithinItsPatience_WhenThePortNeverAnswersTheStart()
+    public async Task Capture_GivesUpNamingTheStart_WhenThePortNeverAnswersIt()
     {
         await using var port = await SilentPort.StartAsync(answersTheStart: false);
 
@@ -30,7 +30,7 @@ public sealed class SilentPortTests
     }
 
     [LinuxFact]
-    public async Task Capture_GivesUpWithinItsPatience_AndClosesTheSessionsStream_WhenThePortNeverAnswersTheStop()
+    public async Task Capture_GivesUpNamingTheStop_AndClosesTheSessionsStream_WhenThePortNeverAnswersIt()
     {
         await using var port = await SilentPort.StartAsync(answersTheStart: true);
 

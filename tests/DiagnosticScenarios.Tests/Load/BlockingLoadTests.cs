@@ -116,7 +116,7 @@ public sealed class BlockingLoadTests(BlockingLoadMeasurements measurements, ITe
         // ping cost the server 37 µs of CPU (16.5 µs on an earlier day). Below 100 %: the answers' own CPU on two
         // loaded cores (most where the rate is highest, channel at 625 req/s, or each answer costs most, httpclient-async
         // through a real HttpClient), the snapshot's and the trace's sampling pauses, and the lock-async turn's timer and
-        // hops. 70 %: under the slow day's lowest, and still far above what a BAD twin serves (a fifth of its twin at most).
+        // hops. 70 %: under the slow day's lowest, and still far above what a BAD twin serves (a quarter of its twin at most).
         Assert.True(result.Load.RequestsPerSecond >= 0.7 * limit, $"{good}: throughput below 70 % of its limit, {limit:0} req/s. {figures}");
         // The other way: a throttle that stopped throttling (or a limit worked out wrong) would show here.
         Assert.True(result.Load.RequestsPerSecond <= 1.1 * limit, $"{good}: throughput above its limit, {limit:0} req/s. {figures}");
@@ -125,7 +125,7 @@ public sealed class BlockingLoadTests(BlockingLoadMeasurements measurements, ITe
 
     [Theory]
     [MemberData(nameof(BadTwinsBoundedByTheirWaitOnly))]
-    public async Task BadScenario_ServesAtMostAFifthOfItsGoodTwin_Under125Connections(string bad)
+    public async Task BadScenario_ServesAtMostAQuarterOfItsGoodTwin_Under125Connections(string bad)
     {
         var scenario = Blocking(bad);
         var good = await measurements.MeasureAsync(CatalogueData.TwinOf(scenario).Name);
@@ -134,9 +134,12 @@ public sealed class BlockingLoadTests(BlockingLoadMeasurements measurements, ITe
         var figures = $"{BlockingLoadMeasurements.Describe(good)}\n{BlockingLoadMeasurements.Describe(result)}";
         output.WriteLine(figures);
         var ratio = result.Load.Successes / result.Load.Elapsed.TotalSeconds / good.Load.RequestsPerSecond;
-        // Measured: 0.000 for all five in 2 runs: not one answer within the 1.5 s timeout, every thread the cold pool had or
-        // gained parked in the BAD call.
-        Assert.True(ratio <= 0.2, $"{bad}: {ratio:P0} of its GOOD twin's throughput. {figures}");
+        // A BAD twin's answers, when any come, come in waves of its 125 connections, once the pool has injected threads for
+        // the completions its parked threads wait for; the GOOD twin serves about seven waves in the 1.5 s. Measured in 37
+        // runs (fresh clones and load-only runs of the suite): bodyread answered no wave in 30, one in 6 (10 to 14 % of its
+        // twin) and two once (250 in 2.0 s, 21 %); every other BAD twin 0 to 2 %. A quarter admits two waves even against
+        // the slowest GOOD twin measured (bodyread-async 527 req/s: 24 %) and fails a third.
+        Assert.True(ratio <= 0.25, $"{bad}: {ratio:P0} of its GOOD twin's throughput. {figures}");
     }
 
     [Fact]
@@ -223,9 +226,12 @@ public sealed class BlockingLoadTests(BlockingLoadMeasurements measurements, ITe
         output.WriteLine(BlockedStacks.Describe(snapshot));
         // The upstream's connection threads: in its methods (and the lambdas and state machines the compiler nests in them),
         // or in its threaded server between two requests of a kept-alive connection. The live page's server runs the same
-        // code, but no client of compare connects to it; the listeners' accept threads are left out.
+        // code, but no client of compare connects to it; the listeners' accept threads are left out. SlowUpstream.Resource
+        // is not the upstream's: the GOOD twin's action calls it on a pool thread to build the address it asks for (a
+        // snapshot once caught one there, in the Uri's constructor).
         var upstream = snapshot.Groups.Where(g => g.AppFrames.Any(f =>
-            f.Method.StartsWith(nameof(SlowUpstream) + ".", StringComparison.Ordinal) || f.Method.StartsWith(nameof(SlowUpstream) + "+", StringComparison.Ordinal)
+            ((f.Method.StartsWith(nameof(SlowUpstream) + ".", StringComparison.Ordinal) && !f.Method.StartsWith($"{nameof(SlowUpstream)}.{nameof(SlowUpstream.Resource)}", StringComparison.Ordinal))
+                || f.Method.StartsWith(nameof(SlowUpstream) + "+", StringComparison.Ordinal))
             || f.Method.StartsWith(nameof(ThreadedHttpServer) + "+RequestReader.", StringComparison.Ordinal))).ToList();
         var waiting = upstream.Sum(g => g.Threads);
         // At the GOOD twin's limit nearly every request in flight is at the upstream. Measured: 125 upstream threads in
