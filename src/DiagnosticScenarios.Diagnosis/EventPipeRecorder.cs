@@ -103,53 +103,28 @@ internal static class EventPipeRecorder
     /// <summary>
     /// A call to the target's diagnostic port, bounded: the client library reads the port's answer with no time limit,
     /// and a runtime that never answers (its one diagnostic-server thread held by something else) must not hold the caller
-    /// for ever. The call runs on a thread of its own; one that outlives <paramref name="patience"/> is left to end there,
-    /// <paramref name="whenLate"/> disposing what it returns, and the caller gets a <see cref="DiagnosisException"/>. The
-    /// caller, when it leaves, disposes the session, closing the stream the runtime writes: a runtime blocked on that
-    /// stream then ends the session itself.
+    /// for ever. The call runs on a thread of its own (<see cref="OnDedicatedThread"/>); one that outlives
+    /// <paramref name="patience"/> is left to end there, <paramref name="whenLate"/> disposing what it returns, and the
+    /// caller gets a <see cref="DiagnosisException"/>. The caller, when it leaves, disposes the session, closing the stream
+    /// the runtime writes: a runtime blocked on that stream then ends the session itself.
     /// </summary>
     private static T Within<T>(int processId, string what, TimeSpan patience, Func<T> call, Action<T>? whenLate = null)
     {
-        const int Waiting = 0, Done = 1, Abandoned = 2;
-        var state = Waiting;
-        var result = default(T);
-        Exception? error = null;
-        var thread = new Thread(() =>
+        var answer = OnDedicatedThread(call, "Diagnostic port call");
+        if (!((IAsyncResult)answer).AsyncWaitHandle.WaitOne(patience))
         {
-            try
+            if (whenLate is not null)
             {
-                result = call();
-            }
-#pragma warning disable CA1031 // deliberate: every failure is handed to the waiting caller
-            catch (Exception e)
-#pragma warning restore CA1031
-            {
-                error = e;
+                _ = answer.ContinueWith(late => whenLate(late.Result), CancellationToken.None, TaskContinuationOptions.OnlyOnRanToCompletion, TaskScheduler.Default);
             }
 
-            if (Interlocked.CompareExchange(ref state, Done, Waiting) == Abandoned && error is null)
-            {
-                whenLate?.Invoke(result!);
-            }
-        })
-        {
-            IsBackground = true,
-            Name = "Diagnostic port call",
-        };
-        thread.Start();
-        if (!thread.Join(patience) && Interlocked.CompareExchange(ref state, Abandoned, Waiting) == Waiting)
-        {
             throw new DiagnosisException(DiagnosisFailure.PortUnreachable,
                 $"The diagnostic port of process {processId} did not answer {what} within {patience.TotalSeconds:0.#} s: its runtime is busy with another diagnostic session or stuck; retry, and if it never answers, restart the process.");
         }
 
-        thread.Join();
-        if (error is not null)
-        {
-            System.Runtime.ExceptionServices.ExceptionDispatchInfo.Throw(error);
-        }
-
-        return result!;
+#pragma warning disable VSTHRD002 // deliberate: the call has ended (the wait above), so this only hands over its result or its exception
+        return answer.GetAwaiter().GetResult();
+#pragma warning restore VSTHRD002
     }
 
     /// <summary>Runs <paramref name="work"/> on a thread of its own and completes with its result: never a pool thread, so a starved pool cannot delay it.</summary>

@@ -23,10 +23,7 @@ public sealed class SilentPortTests
     {
         await using var port = await SilentPort.StartAsync(answersTheStart: false);
 
-        var failure = await CaptureFailureAsync(port.ProcessId);
-
-        Assert.Equal(DiagnosisFailure.PortUnreachable, failure.Failure);
-        Assert.Contains("did not answer the start of a session within 1 s", failure.Message, StringComparison.Ordinal);
+        await AssertCaptureGivesUpAsync(port, "the start of a session");
     }
 
     [LinuxFact]
@@ -34,20 +31,21 @@ public sealed class SilentPortTests
     {
         await using var port = await SilentPort.StartAsync(answersTheStart: true);
 
-        var failure = await CaptureFailureAsync(port.ProcessId);
-
-        Assert.Equal(DiagnosisFailure.PortUnreachable, failure.Failure);
-        Assert.Contains("did not answer the stop of its session within 1 s", failure.Message, StringComparison.Ordinal);
+        await AssertCaptureGivesUpAsync(port, "the stop of its session");
         Assert.True(port.StopAsked, "the capture gave up before it asked for the stop");
         // A runtime blocked writing to the session's stream is released when the reader closes it.
         await port.SessionStreamClosed.TimeoutAfter(TimeSpan.FromSeconds(10));
     }
 
-    private static async Task<DiagnosisException> CaptureFailureAsync(int processId)
+    // A capture of the port's process fails as unreachable, naming the command it waited for and its patience.
+    private static async Task AssertCaptureGivesUpAsync(SilentPort port, string command)
     {
         var options = DiagnosisOptions.Default with { AnswerTimeout = Patience, DrainTimeout = Patience };
         // Ten times the patience bounds the whole capture: without the bound it would never return.
-        return await Assert.ThrowsAsync<DiagnosisException>(() => Task.Run(() => StackSnapshots.Capture(processId, options)).TimeoutAfter(Patience * 10));
+        var failure = await Assert.ThrowsAsync<DiagnosisException>(() => Task.Run(() => StackSnapshots.Capture(port.ProcessId, options)).TimeoutAfter(Patience * 10));
+
+        Assert.Equal(DiagnosisFailure.PortUnreachable, failure.Failure);
+        Assert.Contains($"did not answer {command} within 1 s", failure.Message, StringComparison.Ordinal);
     }
 
     /// <summary>A diagnostic port published for a running process that is not .NET (a sleep): it reads each command and answers as told.</summary>
