@@ -17,6 +17,9 @@ public enum DiagnosisFailure
 
     /// <summary>A trace file that cannot be read.</summary>
     UnreadableTrace,
+
+    /// <summary>A session's trace that could not be written to its file (a full disk, a folder this user cannot write).</summary>
+    TraceNotWritten,
 }
 
 /// <summary>A diagnosis that could not be made; the message is one line saying which and what to do.</summary>

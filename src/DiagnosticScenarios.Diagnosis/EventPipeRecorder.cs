@@ -13,11 +13,72 @@ internal static class EventPipeRecorder
 {
     /// <summary>Records while <paramref name="whileOn"/> runs on the calling thread, then stops the session; with <paramref name="rundown"/>, the runtime names every method at the stop.</summary>
     public static void Record(int processId, IReadOnlyList<EventPipeProvider> providers, Action whileOn, string path, DiagnosisOptions options, bool rundown) =>
-        Run(processId, providers, whileOn, options, rundown, stream =>
+        Run(processId, providers, whileOn, options, rundown, stream => CopyToFile(stream, path));
+
+    /// <summary>
+    /// Copies the session's stream to <paramref name="path"/>. A file that cannot be written does not stop the reading:
+    /// the runtime writes the session's last events, the rundown's megabytes among them, from its one diagnostic-server
+    /// thread, which a stream nobody reads would hold until the session is closed, with every other tool's command to that
+    /// process waiting behind it. So the rest is read and dropped, and the failure, named, comes after the session's end.
+    /// </summary>
+    private static void CopyToFile(Stream stream, string path)
+    {
+        Exception? writeError = null;
+        FileStream? file = null;
+        try
         {
-            using var file = File.Create(path);
-            stream.CopyTo(file);
-        });
+            file = File.Create(path);
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+        {
+            writeError = e;
+        }
+
+        var buffer = new byte[81920];
+        int read;
+        while ((read = stream.Read(buffer)) > 0)
+        {
+            try
+            {
+                file?.Write(buffer, 0, read);
+            }
+            catch (IOException e)
+            {
+                writeError = e;
+                DisposeQuietly(file);
+                file = null;
+            }
+        }
+
+        try
+        {
+            file?.Dispose();
+        }
+        catch (IOException e)
+        {
+            // The last buffered bytes, written at the close.
+            writeError = e;
+        }
+
+        if (writeError is not null)
+        {
+            throw new DiagnosisException(DiagnosisFailure.TraceNotWritten,
+                $"The trace could not be written to {path} ({writeError.GetType().Name}: {TargetProcess.FirstLine(writeError.Message)}): free space there or let this user write to it; the session was read to its end and closed, so the process can be diagnosed again.",
+                writeError);
+        }
+    }
+
+    private static void DisposeQuietly(FileStream? file)
+    {
+        try
+        {
+            file?.Dispose();
+        }
+        catch (IOException)
+        {
+            // It failed a write already; the flush of its buffer at the close fails the same way.
+        }
+    }
 
     /// <summary>
     /// Hands each event of a live session to <paramref name="onEvent"/>, on a thread of its own, while <paramref name="whileOn"/>
@@ -57,7 +118,7 @@ internal static class EventPipeRecorder
                 {
                     read(session.EventStream);
                 }
-                catch (Exception e) when (e is IOException or ObjectDisposedException or EndOfStreamException)
+                catch (Exception e) when (e is IOException or ObjectDisposedException or EndOfStreamException or DiagnosisException)
                 {
                     readError = e;
                 }
@@ -91,6 +152,11 @@ internal static class EventPipeRecorder
             {
                 throw new DiagnosisException(DiagnosisFailure.PortUnreachable,
                     $"Process {processId} did not finish its trace within {options.DrainTimeout.TotalSeconds:0} s of the stop ({drained.Elapsed.TotalSeconds:0.0} s): retry, or raise the drain timeout for a very large app.");
+            }
+
+            if (readError is DiagnosisException named)
+            {
+                throw named;
             }
 
             if (readError is not null)

@@ -77,7 +77,7 @@ public static class HostingRequests
         }
         catch (Exception e) when (e is not DiagnosisException and not OutOfMemoryException)
         {
-            throw new DiagnosisException(DiagnosisFailure.UnreadableTrace, $"{nettracePath} is not a readable .nettrace ({e.GetType().Name}: {e.Message.Split('\n', 2)[0].Trim()}).", e);
+            throw new DiagnosisException(DiagnosisFailure.UnreadableTrace, $"{nettracePath} is not a readable .nettrace ({e.GetType().Name}: {TargetProcess.FirstLine(e.Message)}).", e);
         }
 
         var seconds = window.TotalSeconds.ToString("0.#", CultureInfo.InvariantCulture);

@@ -87,5 +87,6 @@ public static class TargetProcess
         }
     }
 
-    private static string FirstLine(string text) => text.Split('\n', 2)[0].Trim();
+    /// <summary>The first line of an exception's message, for an error of one line.</summary>
+    internal static string FirstLine(string text) => text.Split('\n', 2)[0].Trim();
 }
