@@ -5,7 +5,7 @@
 set -euo pipefail
 
 usage() {
-  echo "usage: $(basename "$0") [--family mock|sql|blocking] [--scenarios a,b,...] [-c 125] [-d 10s] [--cpus 2] [--min-threads N] [--delay-ms N] [--env KEY=VALUE]... [--out DIR]" >&2
+  echo "usage: $(basename "$0") [--family mock|sql|blocking] [--scenarios a,b,...] [-c 125] [-d 10s] [--cpus 2] [--min-threads N] [--delay-ms N] [--env KEY=VALUE]... [--out DIR] [any other option of the runner's compare: dotnet run --project src/DiagnosticScenarios.LoadRunner -- compare --help]" >&2
   exit 2
 }
 case "${1:-}" in -h|--help) usage ;; esac

@@ -79,5 +79,8 @@ public sealed class DurationsTests
         Assert.Equal(2, diagnose.ExitCode);
         Assert.Contains(Durations.NotADuration("soon"), error.ToString(), StringComparison.Ordinal);
         Assert.Contains(Durations.NotADuration("soon"), diagnose.Error, StringComparison.Ordinal);
+        // And, as for every bad argument, the usage after it (the two commands' other bad arguments are their own tests' rows).
+        Assert.Contains("Usage:", error.ToString(), StringComparison.Ordinal);
+        Assert.Contains("Usage:", diagnose.Error, StringComparison.Ordinal);
     }
 }

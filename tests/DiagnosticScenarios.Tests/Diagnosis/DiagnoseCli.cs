@@ -16,6 +16,14 @@ internal static class DiagnoseCli
     public static Task<ChildProcessResult> RunAsync(params string[] arguments) =>
         ChildProcess.RunAsync(new ChildProcessStart("dotnet", [Path, .. arguments]) { WorkingDirectory = RepositoryPaths.Root }, Timeout);
 
+    /// <summary>The one line an error run printed on stderr; fails when it printed none or several (a stack trace, say).</summary>
+    public static string OneLine(string error)
+    {
+        var lines = error.Split('\n', StringSplitOptions.RemoveEmptyEntries);
+        Assert.True(lines.Length == 1, $"expected one line on stderr, got:\n{error}");
+        return lines[0];
+    }
+
     /// <summary>
     /// Starts <c>watch -p <paramref name="processId"/> --timeout <paramref name="timeout"/> --json</c> and returns it once its
     /// first line says it is watching (printed once its session is on), for the caller to start a load then and wait for

@@ -16,7 +16,7 @@ public sealed class DiagnoseCliTests
         var run = await DiagnoseCli.RunAsync("stacks", "-p", $"{gone}");
 
         Assert.Equal(1, run.ExitCode);
-        Assert.StartsWith($"error: No process has id {gone}:", OneLine(run.Error), StringComparison.Ordinal);
+        Assert.StartsWith($"error: No process has id {gone}:", DiagnoseCli.OneLine(run.Error), StringComparison.Ordinal);
     }
 
     [Fact]
@@ -28,7 +28,7 @@ public sealed class DiagnoseCliTests
             var run = await DiagnoseCli.RunAsync("stacks", "-p", $"{sleep.Id}");
 
             Assert.Equal(1, run.ExitCode);
-            Assert.Contains($"Process {sleep.Id} (sleep) publishes no .NET diagnostic port", OneLine(run.Error), StringComparison.Ordinal);
+            Assert.Contains($"Process {sleep.Id} (sleep) publishes no .NET diagnostic port", DiagnoseCli.OneLine(run.Error), StringComparison.Ordinal);
         }
         finally
         {
@@ -51,7 +51,7 @@ public sealed class DiagnoseCliTests
             var run = await DiagnoseCli.RunAsync("stacks", "-p", $"{sleep.Id}");
 
             Assert.Equal(1, run.ExitCode);
-            Assert.Contains($"Process {sleep.Id} (sleep) publishes no .NET diagnostic port (its id's socket file was left by an earlier process", OneLine(run.Error), StringComparison.Ordinal);
+            Assert.Contains($"Process {sleep.Id} (sleep) publishes no .NET diagnostic port (its id's socket file was left by an earlier process", DiagnoseCli.OneLine(run.Error), StringComparison.Ordinal);
         }
         finally
         {
@@ -65,7 +65,7 @@ public sealed class DiagnoseCliTests
         var run = await DiagnoseCli.RunAsync("waits", "-n", "NoSuchDiagnosticScenariosProcess", "--duration", "1s");
 
         Assert.Equal(1, run.ExitCode);
-        Assert.Contains("No process is named 'NoSuchDiagnosticScenariosProcess'", OneLine(run.Error), StringComparison.Ordinal);
+        Assert.Contains("No process is named 'NoSuchDiagnosticScenariosProcess'", DiagnoseCli.OneLine(run.Error), StringComparison.Ordinal);
     }
 
     [Fact]
@@ -105,7 +105,6 @@ public sealed class DiagnoseCliTests
     [Theory]
     [InlineData("stacks")]
     [InlineData("stacks", "-p", "1", "-n", "DiagnosticScenarios")]
-    [InlineData("waits", "-p", "1", "--duration", "soon")]
     [InlineData("frobnicate")]
     public async Task BadArguments_PrintUsage_AndExitWith2(params string[] arguments)
     {
@@ -113,13 +112,6 @@ public sealed class DiagnoseCliTests
 
         Assert.Equal(2, run.ExitCode);
         Assert.Contains("Usage:", run.Error, StringComparison.Ordinal);
-    }
-
-    private static string OneLine(string error)
-    {
-        var lines = error.Split('\n', StringSplitOptions.RemoveEmptyEntries);
-        Assert.True(lines.Length == 1, $"expected one line on stderr, got:\n{error}");
-        return lines[0];
     }
 
     // A process that has just exited: its id is not running (ids are not reused at once).

@@ -52,6 +52,6 @@ public sealed class WatchTests(ITestOutputHelper output)
         var run = await DiagnoseCli.RunAsync("watch", "-p", "2147483000", "--timeout", "5s");
 
         Assert.Equal(1, run.ExitCode);
-        Assert.StartsWith("error: No process has id 2147483000:", run.Error.Trim(), StringComparison.Ordinal);
+        Assert.StartsWith("error: No process has id 2147483000:", DiagnoseCli.OneLine(run.Error), StringComparison.Ordinal);
     }
 }

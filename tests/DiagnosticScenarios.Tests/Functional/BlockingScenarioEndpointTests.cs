@@ -2,7 +2,7 @@ using System.Diagnostics;
 using System.Net;
 using DiagnosticScenarios.Catalogue;
 using DiagnosticScenarios.LoadRunner.Load;
-using Microsoft.AspNetCore.Mvc.Testing;
+using Xunit.Abstractions;
 
 namespace DiagnosticScenarios.Tests.Functional;
 
@@ -10,8 +10,10 @@ namespace DiagnosticScenarios.Tests.Functional;
 /// The blocking family's routes, one request at a time: each answers its contract body, waits at least its catalogue
 /// default when the request names none, and the bodyread pair reads a slowly uploaded body to its last piece.
 /// </summary>
-public sealed class BlockingScenarioEndpointTests(WebApplicationFactory<Program> factory) : IClassFixture<WebApplicationFactory<Program>>
+public sealed class BlockingScenarioEndpointTests(InProcessApp app, ITestOutputHelper output) : IClassFixture<InProcessApp>
 {
+    private readonly InProcessApp _app = app.LogTo(output);
+
     // Timers tick on a millisecond clock, so a delay can end a millisecond or two before a Stopwatch says it has.
     private static readonly TimeSpan TimerResolution = TimeSpan.FromMilliseconds(15);
 
@@ -22,7 +24,7 @@ public sealed class BlockingScenarioEndpointTests(WebApplicationFactory<Program>
     public async Task BlockingScenario_AnswersSuccessName_WithAShortWait(string name)
     {
         var scenario = CatalogueData.Find(ScenarioCatalogue.Blocking, name);
-        using var client = factory.CreateClient();
+        using var client = _app.CreateClient();
 
         var (status, body, _) = await SendAsync(client, scenario, "?delayMs=1", TimeSpan.Zero);
 
@@ -34,7 +36,7 @@ public sealed class BlockingScenarioEndpointTests(WebApplicationFactory<Program>
     public async Task Intermittent_AnswersSuccessName_WhenEveryRequestTakesTheBlockingBranch()
     {
         var scenario = CatalogueData.Find(ScenarioCatalogue.Blocking, "intermittent");
-        using var client = factory.CreateClient();
+        using var client = _app.CreateClient();
 
         var (status, body, _) = await SendAsync(client, scenario, "?every=1&delayMs=1", TimeSpan.Zero);
 
@@ -52,7 +54,7 @@ public sealed class BlockingScenarioEndpointTests(WebApplicationFactory<Program>
     {
         var scenario = CatalogueData.Find(ScenarioCatalogue.Blocking, name);
         var wait = TimeSpan.FromMilliseconds(scenario.Load?.UploadMs ?? scenario.Defaults!["delayMs"]);
-        using var client = factory.CreateClient();
+        using var client = _app.CreateClient();
 
         var (status, body, elapsed) = await SendAsync(client, scenario, "", wait);
 

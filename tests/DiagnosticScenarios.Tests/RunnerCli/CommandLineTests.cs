@@ -11,7 +11,6 @@ public sealed class CommandLineTests
     [InlineData("run", "--url", "http://127.0.0.1:9/", "-c", "abc")]
     [InlineData("run", "--url", "http://127.0.0.1:9/", "-c", "0")]
     [InlineData("run", "--url", "http://127.0.0.1:9/", "-c", "99999999999")]
-    [InlineData("run", "--url", "http://127.0.0.1:9/", "-d", "soon")]
     [InlineData("run", "--url", "http://127.0.0.1:9/", "--rate", "0")]
     [InlineData("run", "--url", "not-a-url")]
     [InlineData("run", "--url", "http://127.0.0.1:9/", "--upload-over", "1s")]

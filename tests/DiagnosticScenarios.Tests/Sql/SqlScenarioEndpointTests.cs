@@ -45,7 +45,8 @@ public sealed class SqlScenarioEndpointTests(InProcessApp app, ITestOutputHelper
         Assert.Equal(HttpStatusCode.OK, response.StatusCode);
         var waitfor = Assert.Single(responder.WaitforTimings().Skip(waitforsBefore));
         Assert.Equal(TimeSpan.FromSeconds(1), waitfor.Delay);
-        Assert.True(started.Elapsed >= TimeSpan.FromMilliseconds(995), $"answered after {started.ElapsedMilliseconds} ms");
+        // At least the second, and not a default of several: the margin above is for a machine busy with the other classes.
+        Assert.InRange(started.Elapsed, TimeSpan.FromMilliseconds(995), TimeSpan.FromSeconds(4));
     }
 
     [Fact]

@@ -15,7 +15,7 @@ namespace DiagnosticScenarios.Tests.ThreadPoolHealth;
 [Trait(TestCategory.Name, TestCategory.Load)]
 public sealed class LivePageBrowserTests(ObservedRuns runs, ITestOutputHelper output)
 {
-    /// <summary>A sample is taken once a second: a page that shows each within about a second is live.</summary>
+    /// <summary>A sample is taken once a second: a page that shows each, the slowest included, within about a second is live.</summary>
     private static readonly TimeSpan PageLagBound = TimeSpan.FromSeconds(1.5);
 
     /// <summary>Through the starved pool a sample waits behind the queued requests: seconds, not milliseconds.</summary>
@@ -161,7 +161,9 @@ public sealed class LivePageBrowserTests(ObservedRuns runs, ITestOutputHelper ou
         Assert.True(underLoad.Count >= run.SecondsUnderLoad - 1, $"the live page's server streamed {underLoad.Count} samples taken in the load's {run.SecondsUnderLoad} s");
         Assert.Contains(underLoad, s => s.Starved);
         Assert.True(missing.Count == 0, $"samples {string.Join(", ", missing)} never reached the open page live");
-        Assert.True(pageP95 <= PageLagBound, $"the page received samples {pageP95.TotalMilliseconds:0} ms after they were taken at p95");
+        // Each sample, the slowest included (the recorded runs: 1 to 11 ms at worst).
+        var pageMax = Lags.Percentile(pageLags, 1);
+        Assert.True(pageMax <= PageLagBound, $"the page received a sample {pageMax.TotalMilliseconds:0} ms after it was taken");
         Assert.True(kestrelP95 >= KestrelLagFloor, $"through Kestrel the samples lagged only {kestrelP95.TotalMilliseconds:0} ms at p95: the pool was not starved enough to show the difference");
         Assert.True(kestrelP95 >= pageP95 * KestrelLagAtLeastTimesThePages, $"Kestrel's p95 {kestrelP95.TotalMilliseconds:0} ms is not {KestrelLagAtLeastTimesThePages}× the page's {pageP95.TotalMilliseconds:0} ms");
     }

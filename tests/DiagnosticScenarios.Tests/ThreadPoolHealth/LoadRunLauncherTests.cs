@@ -53,7 +53,9 @@ public sealed class LoadRunLauncherTests : IDisposable
         launcher.Start(scenario, new Uri($"http://127.0.0.1:1/api/{scenario}"), 1, 1);
         var finished = await WaitUntilFinishedAsync(launcher, TimeSpan.FromSeconds(10));
 
-        var args = finished?.Result?.GetProperty("args").GetString();
+        Assert.True(finished is { Running: false, ExitCode: 0 }, $"the stand-in runner did not finish: {finished}");
+        var args = finished!.Result?.GetProperty("args").GetString();
+        Assert.NotNull(args);
         Assert.Equal(takesABody, load is not null);
         if (load is not null)
         {
