@@ -67,6 +67,14 @@ internal static class BlockedStacks
         NamesLine(site.AppFrames, scenario.Action)
         || (site.InlinedInto is not null && site.RequestsSeen is { } requests && requests.Contains($" {scenario.Route} (", StringComparison.Ordinal));
 
+    /// <summary>
+    /// Where the JIT inlined a controller action: into the method ASP.NET Core compiled to call it, which MVC's action
+    /// executor or invoker calls (the recorded runs: <c>ActionMethodExecutor+SyncObjectResultExecutor.Execute</c>, now and
+    /// then <c>ControllerActionInvoker.InvokeActionMethodAsync</c>).
+    /// </summary>
+    public static bool IsInlinedIntoAnActionInvoker(string? inlinedInto) =>
+        inlinedInto is { } into && (into.Contains("called by ActionMethodExecutor", StringComparison.Ordinal) || into.Contains("called by ControllerActionInvoker", StringComparison.Ordinal));
+
     /// <summary>A wait site names a scenario as a blocking site does: by its action and line, or, inlined, by the route its threads' requests took.</summary>
     public static bool Names(WaitSite site, Scenario scenario) =>
         NamesLine(site.AppFrames, scenario.Action)
