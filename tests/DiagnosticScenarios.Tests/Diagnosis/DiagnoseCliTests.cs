@@ -22,18 +22,11 @@ public sealed class DiagnoseCliTests
     [Fact]
     public async Task Stacks_ForANonDotNetProcess_ExitsWithOneLineSayingItIsNotDotNet()
     {
-        using var sleep = Process.Start(new ProcessStartInfo("sleep", "30") { UseShellExecute = false })!;
-        try
-        {
-            var run = await DiagnoseCli.RunAsync("stacks", "-p", $"{sleep.Id}");
+        await using var sleep = ChildProcess.Start(new ChildProcessStart("sleep", ["30"]) { TimeLimit = TimeSpan.FromSeconds(30) });
+        var run = await DiagnoseCli.RunAsync("stacks", "-p", $"{sleep.Id}");
 
-            Assert.Equal(1, run.ExitCode);
-            Assert.Contains($"Process {sleep.Id} (sleep) publishes no .NET diagnostic port", DiagnoseCli.OneLine(run.Error), StringComparison.Ordinal);
-        }
-        finally
-        {
-            sleep.Kill();
-        }
+        Assert.Equal(1, run.ExitCode);
+        Assert.Contains($"Process {sleep.Id} (sleep) publishes no .NET diagnostic port", DiagnoseCli.OneLine(run.Error), StringComparison.Ordinal);
     }
 
     // A .NET process killed without the chance to remove its diagnostic socket leaves the file, named after its id, which a
@@ -41,22 +34,16 @@ public sealed class DiagnoseCliTests
     [Fact]
     public async Task Stacks_ForANonDotNetProcessWhoseIdALeftoverDiagnosticSocketNames_SaysItIsNotDotNet()
     {
-        using var sleep = Process.Start(new ProcessStartInfo("sleep", "30") { UseShellExecute = false })!;
+        await using var sleep = ChildProcess.Start(new ChildProcessStart("sleep", ["30"]) { TimeLimit = TimeSpan.FromSeconds(30) });
         // Bound but never listening, the socket file refuses connections as a dead process's does; it stays open while the
         // CLI runs because closing a bound Unix socket in .NET removes its file.
         using var leftover = new Socket(AddressFamily.Unix, SocketType.Stream, ProtocolType.Unspecified);
-        try
-        {
-            leftover.Bind(new UnixDomainSocketEndPoint(Path.Combine(Path.GetTempPath(), $"dotnet-diagnostic-{sleep.Id}-1-socket")));
-            var run = await DiagnoseCli.RunAsync("stacks", "-p", $"{sleep.Id}");
+        leftover.Bind(new UnixDomainSocketEndPoint(Path.Combine(Path.GetTempPath(), $"dotnet-diagnostic-{sleep.Id}-1-socket")));
 
-            Assert.Equal(1, run.ExitCode);
-            Assert.Contains($"Process {sleep.Id} (sleep) publishes no .NET diagnostic port (its id's socket file was left by an earlier process", DiagnoseCli.OneLine(run.Error), StringComparison.Ordinal);
-        }
-        finally
-        {
-            sleep.Kill();
-        }
+        var run = await DiagnoseCli.RunAsync("stacks", "-p", $"{sleep.Id}");
+
+        Assert.Equal(1, run.ExitCode);
+        Assert.Contains($"Process {sleep.Id} (sleep) publishes no .NET diagnostic port (its id's socket file was left by an earlier process", DiagnoseCli.OneLine(run.Error), StringComparison.Ordinal);
     }
 
     [Fact]
@@ -75,7 +62,7 @@ public sealed class DiagnoseCliTests
         // process still running.
         var stale = Directory.CreateTempSubdirectory(ScratchFiles.FolderPrefixOf(await ExitedProcessIdAsync()));
         await File.WriteAllTextAsync(Path.Combine(stale.FullName, "stacks-1.nettrace"), "a capture its process was killed before it could delete");
-        using var sleep = Process.Start(new ProcessStartInfo("sleep", "30") { UseShellExecute = false })!;
+        await using var sleep = ChildProcess.Start(new ChildProcessStart("sleep", ["30"]) { TimeLimit = TimeSpan.FromSeconds(30) });
         var running = Directory.CreateTempSubdirectory(ScratchFiles.FolderPrefixOf(sleep.Id));
         try
         {
@@ -117,8 +104,8 @@ public sealed class DiagnoseCliTests
     // A process that has just exited: its id is not running (ids are not reused at once).
     private static async Task<int> ExitedProcessIdAsync()
     {
-        using var process = Process.Start(new ProcessStartInfo("true") { UseShellExecute = false })!;
-        await process.WaitForExitAsync().DefaultTimeout();
+        await using var process = ChildProcess.Start(new ChildProcessStart("true", []) { TimeLimit = TimeSpan.FromSeconds(10) });
+        await process.WaitForExitAsync();
         return process.Id;
     }
 }
