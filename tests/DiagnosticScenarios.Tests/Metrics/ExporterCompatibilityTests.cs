@@ -3,6 +3,7 @@ using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Http;
 using Microsoft.Extensions.DependencyInjection;
 using OpenTelemetry.Metrics;
+using Xunit.Abstractions;
 
 namespace DiagnosticScenarios.Tests.Metrics;
 
@@ -11,12 +12,14 @@ namespace DiagnosticScenarios.Tests.Metrics;
 /// cannot answer while the pool starves), in the exporter's own names, so the shipped alert rules read the same series
 /// whichever of the two a reader scrapes: checked here against the exporter on the same meter provider.
 /// </summary>
-public sealed class ExporterCompatibilityTests(InProcessApp factory) : IClassFixture<InProcessApp>
+public sealed class ExporterCompatibilityTests(InProcessApp app, ITestOutputHelper output) : IClassFixture<InProcessApp>
 {
+    private readonly InProcessApp _app = app.LogTo(output);
+
     [Fact]
     public async Task Scrape_NamesEverySeriesAsOpenTelemetrysPrometheusExporterDoes()
     {
-        using var app = factory.WithWebHostBuilder(builder =>
+        using var app = _app.WithWebHostBuilder(builder =>
             builder.ConfigureServices(services => services.ConfigureOpenTelemetryMeterProvider(metrics => metrics.AddPrometheusExporter())));
         using var client = app.CreateClient();
         (await client.GetAsync(new Uri($"/{RequestedRoute}?delayMs=0", UriKind.Relative)).DefaultTimeout()).EnsureSuccessStatusCode();

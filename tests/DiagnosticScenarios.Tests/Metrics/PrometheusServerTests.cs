@@ -2,18 +2,21 @@ using System.Globalization;
 using DiagnosticScenarios.Diagnosis;
 using DiagnosticScenarios.LivePage;
 using Microsoft.Extensions.DependencyInjection;
+using Xunit.Abstractions;
 
 namespace DiagnosticScenarios.Tests.Metrics;
 
 /// <summary>A real Prometheus, configured from the shipped files, scraping the live page of the app in the test host.</summary>
-public sealed class PrometheusServerTests(InProcessApp factory) : IClassFixture<InProcessApp>
+public sealed class PrometheusServerTests(InProcessApp app, ITestOutputHelper output) : IClassFixture<InProcessApp>
 {
+    private readonly InProcessApp _app = app.LogTo(output);
+
     private static readonly TimeSpan Patience = TimeSpan.FromSeconds(20);
 
     [PrometheusFact]
     public async Task Prometheus_ReadsBackTheAlertsInputsAndRecordedRules_FromTheLivePagesScrape()
     {
-        var port = factory.Services.GetRequiredService<LivePageServer>().Port!.Value;
+        var port = _app.Services.GetRequiredService<LivePageServer>().Port!.Value;
         await using var prometheus = await PrometheusServer.StartAsync(new Uri($"http://127.0.0.1:{port}/"), PrometheusWatch.Interval);
 
         // The recorded rules need two scrapes (rate()); the inputs are there from the first.

@@ -4,6 +4,7 @@ using DiagnosticScenarios.LivePage;
 using Microsoft.AspNetCore.Mvc.Testing;
 using DiagnosticScenarios.Tests.ThreadPoolHealth;
 using Microsoft.Extensions.DependencyInjection;
+using Xunit.Abstractions;
 
 namespace DiagnosticScenarios.Tests.Metrics;
 
@@ -13,8 +14,10 @@ namespace DiagnosticScenarios.Tests.Metrics;
 /// app as the same stream as its own, and drops the stream when that app is disposed, so its own series went missing
 /// (CI once waited 30 s for the queue-delay histogram in vain).
 /// </summary>
-public sealed class ScrapeEndpointTests(InProcessApp factory) : IClassFixture<InProcessApp>
+public sealed class ScrapeEndpointTests(InProcessApp app, ITestOutputHelper output) : IClassFixture<InProcessApp>
 {
+    private readonly InProcessApp _app = app.LogTo(output);
+
     [Fact]
     public async Task Scrape_HasTheAlertsInputsTheAppsMeterAndRequestDurations_OnTheLivePagesServer()
     {
@@ -52,7 +55,7 @@ public sealed class ScrapeEndpointTests(InProcessApp factory) : IClassFixture<In
     [Fact]
     public async Task Scrape_RefusesAForeignHost_AndSendsNoCorsHeader()
     {
-        using var livePage = LivePageClient(factory);
+        using var livePage = LivePageClient(_app);
         using var foreign = new HttpRequestMessage(HttpMethod.Get, "/metrics") { Headers = { Host = "attacker.example" } };
         using var fromAPage = new HttpRequestMessage(HttpMethod.Get, "/metrics") { Headers = { { "Origin", "http://attacker.example" } } };
 
@@ -86,7 +89,7 @@ public sealed class ScrapeEndpointTests(InProcessApp factory) : IClassFixture<In
     [Fact]
     public async Task Scrape_IsNotFound_WhenTheExportIsOff()
     {
-        using var off = factory.With(("MetricsExport:Enabled", "false"));
+        using var off = _app.With(("MetricsExport:Enabled", "false"));
         using var livePage = LivePageClient(off);
 
         using var response = await livePage.GetAsync(new Uri("/metrics", UriKind.Relative)).DefaultTimeout();
