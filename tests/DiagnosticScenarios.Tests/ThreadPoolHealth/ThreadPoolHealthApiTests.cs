@@ -16,8 +16,6 @@ namespace DiagnosticScenarios.Tests.ThreadPoolHealth;
 
 public sealed class ThreadPoolHealthApiTests(InProcessApp app, ITestOutputHelper output) : IClassFixture<InProcessApp>
 {
-    // How long the probe, the sampler or the attribution may take to show what a test waits for.
-    private static readonly TimeSpan Patience = TimeSpan.FromSeconds(30);
     private readonly InProcessApp _app = app.LogTo(output);
 
     [Fact]
@@ -34,7 +32,7 @@ public sealed class ThreadPoolHealthApiTests(InProcessApp app, ITestOutputHelper
         }).TimeoutAfter(MeasurementCache.MeasurementTimeout);
         using var client = new HttpClient { BaseAddress = server.BaseAddress };
 
-        var snapshot = await PollAsync(client, s => s.GetProperty("queueDelay").GetProperty("window").GetProperty("count").GetInt32() >= 3);
+        var snapshot = await ThreadPoolApi.ShowsAsync(client, s => s.GetProperty("queueDelay").GetProperty("window").GetProperty("count").GetInt32() >= 3);
 
         Assert.Equal(3, snapshot.GetProperty("processorCount").GetInt32());
         Assert.Equal(40, snapshot.GetProperty("minWorkerThreads").GetInt32());
@@ -43,66 +41,11 @@ public sealed class ThreadPoolHealthApiTests(InProcessApp app, ITestOutputHelper
     }
 
     [Fact]
-    public async Task HoldTime_SinglesOutBlockingEndpoints_AndNotTheAwaitingOne()
-    {
-        using var client = _app.CreateClient();
-        string[] routes = ["taskwait", "tasksleepwait", "syncio", "asyncsyncio", "taskasyncwait"];
-
-        // Three rounds, judged by the median, as the SQL shapes below: a route's first request compiles its code on the
-        // request thread, and a fresh machine's first run once saw taskasyncwait's first hold at 137.5 ms while the
-        // parallel tests started.
-        for (var round = 0; round < 3; round++)
-        {
-            await Task.WhenAll(routes.Select(r => client.GetStringAsync(new Uri($"/api/diagscenario/{r}?delayMs=300", UriKind.Relative)))).DefaultTimeout();
-        }
-
-        var snapshot = await PollAsync(client, s => routes.All(r => Endpoint(s, r)?.GetProperty("holdTime").GetProperty("count").GetInt32() >= 3));
-
-        foreach (var blocking in routes[..^1])
-        {
-            var hold = Endpoint(snapshot, blocking)!.Value.GetProperty("holdTime").GetProperty("p50Ms").GetDouble();
-            Assert.True(hold >= 250, $"{blocking} held its thread {hold} ms (median); expected about the 300 ms query");
-        }
-
-        var asyncHold = Endpoint(snapshot, "taskasyncwait")!.Value.GetProperty("holdTime").GetProperty("p50Ms").GetDouble();
-        var asyncLatency = Endpoint(snapshot, "taskasyncwait")!.Value.GetProperty("latency").GetProperty("p50Ms").GetDouble();
-        Assert.True(asyncLatency >= 250, $"taskasyncwait took {asyncLatency} ms (median); expected about the 300 ms query");
-        Assert.True(asyncHold < 100, $"taskasyncwait held its thread {asyncHold} ms (median); an awaiting action should hand it back at once");
-    }
-
-    [Fact]
-    public async Task HoldTime_SinglesOutBlockingSqlShapes_AndNotTheAsyncOne()
-    {
-        using var client = _app.CreateClient();
-        string[] blocking = ["sync", "asyncsyncio", "wait"];
-        var routes = blocking.Append("async").Select(shape => $"/api/sqlscenario/{shape}").ToArray();
-
-        // The embedded TDS responder (the default provider) answers each WAITFOR after 300 ms. Three rounds, judged by the
-        // median: a route's first request also compiles its code on the request thread (CI once saw async's first hold
-        // at 116 ms while the parallel tests started), which is not what the hold time is there to single out.
-        for (var round = 0; round < 3; round++)
-        {
-            await Task.WhenAll(routes.Select(r => client.GetStringAsync(new Uri($"{r}?delayMs=300", UriKind.Relative)))).DefaultTimeout();
-        }
-
-        var snapshot = await PollAsync(client, s => routes.All(r => ThreadPoolApi.Endpoint(s, r)?.GetProperty("holdTime").GetProperty("count").GetInt32() >= 3));
-
-        foreach (var route in routes[..^1])
-        {
-            var hold = ThreadPoolApi.Endpoint(snapshot, route)!.Value.GetProperty("holdTime").GetProperty("p50Ms").GetDouble();
-            Assert.True(hold >= 250, $"{route} held its thread {hold} ms (median); expected about the 300 ms WAITFOR");
-        }
-
-        var asyncHold = ThreadPoolApi.Endpoint(snapshot, routes[^1])!.Value.GetProperty("holdTime").GetProperty("p50Ms").GetDouble();
-        Assert.True(asyncHold < 100, $"{routes[^1]} held its thread {asyncHold} ms (median); an awaiting action should hand it back at once");
-    }
-
-    [Fact]
     public async Task Stream_ReplaysEverySampleAfterLastEventId_ThenGoesOnLiveWithoutAGap()
     {
         using var client = _app.CreateClient();
         // A reader that last saw sample 1 while several more are in the ring (one a second).
-        var snapshot = await PollAsync(client, s => Sequence(s) >= 4);
+        var snapshot = await ThreadPoolApi.ShowsAsync(client, s => Sequence(s) >= 4);
         var latest = Sequence(snapshot);
         using var request = new HttpRequestMessage(HttpMethod.Get, "/api/threadpool/stream");
         request.Headers.Add("Last-Event-ID", "1");
@@ -121,7 +64,7 @@ public sealed class ThreadPoolHealthApiTests(InProcessApp app, ITestOutputHelper
         // TypedResults.ServerSentEvents writes the frames; an RC of .NET 10 left out the id line (aspnetcore#64183),
         // without which the browser sends no Last-Event-ID and a reconnect loses what it missed.
         using var client = _app.CreateClient();
-        await PollAsync(client, s => Sequence(s) >= 1);
+        await ThreadPoolApi.ShowsAsync(client, s => Sequence(s) >= 1);
         using var request = new HttpRequestMessage(HttpMethod.Get, "/api/threadpool/stream?after=0");
 
         using var response = await client.SendAsync(request, HttpCompletionOption.ResponseHeadersRead).DefaultTimeout();
@@ -224,14 +167,6 @@ public sealed class ThreadPoolHealthApiTests(InProcessApp app, ITestOutputHelper
         Assert.Null(disabled.Services.GetService<HealthSampler>());
     }
 
-    private static JsonElement? Endpoint(JsonElement snapshot, string scenario) => ThreadPoolApi.Endpoint(snapshot, $"/api/diagscenario/{scenario}");
-
-    private static async Task<JsonElement> PollAsync(HttpClient client, Func<JsonElement, bool> until)
-    {
-        var (met, snapshot) = await ThreadPoolApi.PollAsync(client, until, Patience, TimeSpan.FromMilliseconds(200));
-        Assert.True(met, $"/api/threadpool never showed what the test waits for within {Patience}: {snapshot}");
-        return snapshot;
-    }
 
     // The sample the detector recorded last, as the API shows it (0 before the first).
     private static long Sequence(JsonElement snapshot) => snapshot.GetProperty("starvation").GetProperty("sequence").GetInt64();
