@@ -1,7 +1,6 @@
 using System.Collections.Concurrent;
 using System.ComponentModel.DataAnnotations;
 using System.Threading.Channels;
-using DiagnosticScenarios.Catalogue;
 using Microsoft.AspNetCore.Mvc;
 
 namespace DiagnosticScenarios.Blocking;

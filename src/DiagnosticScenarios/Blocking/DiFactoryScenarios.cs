@@ -1,6 +1,5 @@
 using System.ComponentModel.DataAnnotations;
 using System.Globalization;
-using DiagnosticScenarios.Catalogue;
 using Microsoft.AspNetCore.Mvc;
 
 namespace DiagnosticScenarios.Blocking;

@@ -1,5 +1,4 @@
 using System.ComponentModel.DataAnnotations;
-using DiagnosticScenarios.Catalogue;
 using Microsoft.AspNetCore.Mvc;
 
 namespace DiagnosticScenarios.Blocking;

@@ -1,5 +1,4 @@
 using System.ComponentModel.DataAnnotations;
-using DiagnosticScenarios.Catalogue;
 using DiagnosticScenarios.Scenarios;
 using Microsoft.AspNetCore.Mvc;
 

@@ -26,10 +26,22 @@ public static class ControlGate
     /// <summary>The header the page sends with every control call; a form post or an <c>&lt;img&gt;</c> cannot carry it.</summary>
     public const string HeaderName = "X-DiagnosticScenarios-Control";
 
-    /// <summary>The gate's options, bound from <c>Controls</c>.</summary>
+    /// <summary>The CORS policy that lets the live page, served from its own port, call the controls; no other origin.</summary>
+    public const string LivePagePolicy = "live-page";
+
+    /// <summary>
+    /// What the gate needs: its options, bound from <c>Controls</c>, and the live page's CORS policy (from Infrastructure's
+    /// <see cref="AppOrigins"/>). Every room with a control calls it; registered twice, it is the same gate.
+    /// </summary>
     public static IServiceCollection AddControlGate(this IServiceCollection services, IConfiguration configuration)
     {
         services.AddOptions<ControlGateOptions>().Bind(configuration.GetSection(ControlGateOptions.SectionName));
+        services.AddCors();
+        services.AddOptions<Microsoft.AspNetCore.Cors.Infrastructure.CorsOptions>().Configure<AppOrigins>((cors, origins) =>
+            cors.AddPolicy(LivePagePolicy, policy => policy
+                .SetIsOriginAllowed(origins.IsLivePage)
+                .WithHeaders(HeaderName, "Content-Type")
+                .WithMethods("GET", "POST", "PUT", "DELETE")));
         return services;
     }
 
@@ -40,7 +52,7 @@ public static class ControlGate
     public static TBuilder RequireControlGate<TBuilder>(this TBuilder builder)
         where TBuilder : IEndpointConventionBuilder =>
         builder.AddEndpointFilter<TBuilder, ControlGateFilter>()
-            .RequireCors(ControlsRegistration.LivePagePolicy)
+            .RequireCors(LivePagePolicy)
             .ProducesProblem(StatusCodes.Status403Forbidden);
 
     /// <summary>The first rule the request breaks, or null when it may pass.</summary>

@@ -6,15 +6,18 @@ namespace DiagnosticScenarios.Controls;
 /// <summary>The process controls: the <c>SetMinThreads</c> workaround and the load launch, under <c>/api/threadpool</c>, behind one gate.</summary>
 public static class ControlsRegistration
 {
-    /// <summary>The CORS policy that lets the live page, served from its own port, call the controls; no other origin.</summary>
-    public const string LivePagePolicy = "live-page";
-
     /// <summary>
-    /// The gate's options (<c>Controls</c>), the shutdown watchdog, and, when <c>ThreadPoolHealth:Enabled</c> is true, the
-    /// workaround's startup value, the load launcher and the live page's CORS policy (from Infrastructure's <see cref="AppOrigins"/>).
+    /// The gate (<see cref="ControlGate.AddControlGate"/>), the shutdown watchdog, and, when <c>ThreadPoolHealth:Enabled</c> is
+    /// true, the workaround's startup value and the load launcher; registered once, however many rooms ask for them.
     /// </summary>
     public static IServiceCollection AddControls(this IServiceCollection services, IConfiguration configuration)
     {
+        // Once registered, not again: rooms that use the controls' services register them too.
+        if (services.Any(s => s.ImplementationType == typeof(ShutdownWatchdog)))
+        {
+            return services;
+        }
+
         services.AddControlGate(configuration);
 
         // Ctrl+C and SIGTERM end the process within the shutdown timeout, even when a starved pool cannot run the graceful stop.
@@ -26,12 +29,6 @@ public static class ControlsRegistration
 
         services.AddSingleton<StartupMinThreads>();
         services.AddSingleton<LoadRunLauncher>();
-        services.AddCors();
-        services.AddOptions<Microsoft.AspNetCore.Cors.Infrastructure.CorsOptions>().Configure<AppOrigins>((cors, origins) =>
-            cors.AddPolicy(LivePagePolicy, policy => policy
-                .SetIsOriginAllowed(origins.IsLivePage)
-                .WithHeaders(ControlGate.HeaderName, "Content-Type")
-                .WithMethods("GET", "POST", "PUT", "DELETE")));
         return services;
     }
 

@@ -7,10 +7,15 @@ public static class DetectionRegistration
     /// <summary>
     /// The queue-delay probe, the injection listener, the attribution, the meter, the detector (<see cref="HealthSampler"/>)
     /// and its starvation warning; nothing when <c>ThreadPoolHealth:Enabled</c> is false. Rooms that act on starvation
-    /// register an <see cref="IStarvationListener"/>.
+    /// register an <see cref="IStarvationListener"/>, and call this first: once registered, it is not registered again.
     /// </summary>
     public static IServiceCollection AddDetection(this IServiceCollection services, IConfiguration configuration)
     {
+        if (services.Any(s => s.ServiceType == typeof(HealthSampler)))
+        {
+            return services;
+        }
+
         services.AddOptions<ThreadPoolHealthOptions>()
             .Bind(configuration.GetSection(ThreadPoolHealthOptions.SectionName))
             .ValidateDataAnnotations()

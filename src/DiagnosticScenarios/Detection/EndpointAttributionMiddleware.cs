@@ -1,5 +1,4 @@
 using System.Diagnostics;
-using DiagnosticScenarios.StackCapture;
 
 namespace DiagnosticScenarios.Detection;
 

@@ -1,5 +1,7 @@
+using DiagnosticScenarios.Controls;
 using DiagnosticScenarios.Detection;
 using DiagnosticScenarios.Infrastructure;
+using DiagnosticScenarios.StackCapture;
 using Microsoft.Extensions.Options;
 
 namespace DiagnosticScenarios.LivePage;
@@ -7,13 +9,18 @@ namespace DiagnosticScenarios.LivePage;
 /// <summary>The live page: its own server (<see cref="LivePageServer"/>), and on the app its read-only API and a way to the page.</summary>
 public static class LivePageEndpoints
 {
-    /// <summary>The page's data and its own server; nothing when <c>ThreadPoolHealth:Enabled</c> is false.</summary>
+    /// <summary>
+    /// The page's data and its own server, and the rooms whose figures and controls it shows: Detection, the Controls and
+    /// the stack capture. Nothing when <c>ThreadPoolHealth:Enabled</c> is false.
+    /// </summary>
     public static IServiceCollection AddLivePage(this IServiceCollection services, IConfiguration configuration)
     {
         if (!ThreadPoolHealthOptions.IsEnabled(configuration))
         {
             return services;
         }
+
+        services.AddDetection(configuration).AddControls(configuration).AddStackCapture(configuration);
 
         services.AddOptions<LivePageOptions>().Bind(configuration.GetSection(LivePageOptions.SectionName)).ValidateDataAnnotations().ValidateOnStart();
         services.AddSingleton<LivePageData>();

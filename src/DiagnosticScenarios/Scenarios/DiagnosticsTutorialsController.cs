@@ -1,6 +1,5 @@
 using System.ComponentModel.DataAnnotations;
 using System.Diagnostics;
-using System.Runtime.CompilerServices;
 using Microsoft.AspNetCore.Mvc;
 using Microsoft.AspNetCore.RateLimiting;
 
@@ -10,9 +9,6 @@ namespace DiagnosticScenarios.Scenarios;
 /// The endpoints of Microsoft's other diagnostics tutorials (deadlock, high CPU, memory spike and leak,
 /// exception), each bounded so one request cannot take the machine down.
 /// </summary>
-// Every action is [MethodImpl(NoInlining)] only so that stack tools can name it: in a Release build the JIT would
-// otherwise inline a small action into ASP.NET's compiled invoker (lambda_method), and EventPipe stacks cannot show
-// inlined frames. It is not part of any fix.
 [ApiController]
 [Route("api/diagscenario")]
 [Produces("text/plain")]
@@ -24,7 +20,6 @@ public sealed class DiagnosticsTutorialsController(DeadlockScenario deadlock, Me
     /// and the request answers once the deadlock holds. At most one deadlock per process: a second call answers 409 at once.
     /// </remarks>
     [HttpGet("deadlock")]
-    [MethodImpl(MethodImplOptions.NoInlining)]
     [EnableRateLimiting(ScenarioConcurrencyLimits.DeadlockPolicy)]
     [ProducesResponseType(StatusCodes.Status200OK)]
     [ProducesResponseType(StatusCodes.Status409Conflict)]
@@ -46,7 +41,6 @@ public sealed class DiagnosticsTutorialsController(DeadlockScenario deadlock, Me
     /// <summary>BAD (on purpose): one thread spins at 100 % CPU for the given time.</summary>
     /// <param name="milliseconds">How long to spin (1–60000).</param>
     [HttpGet("highcpu/{milliseconds}")]
-    [MethodImpl(MethodImplOptions.NoInlining)]
     [EnableRateLimiting(ScenarioConcurrencyLimits.HighCpuPolicy)]
     public string HighCpu([FromRoute, Range(1, 60_000)] int milliseconds)
     {
@@ -63,7 +57,6 @@ public sealed class DiagnosticsTutorialsController(DeadlockScenario deadlock, Me
     /// <param name="seconds">How long to run the waves (1–300).</param>
     /// <param name="cancellationToken">Cancelled when the client goes away.</param>
     [HttpGet("memspike/{seconds}")]
-    [MethodImpl(MethodImplOptions.NoInlining)]
     [EnableRateLimiting(ScenarioConcurrencyLimits.MemSpikePolicy)]
     public async Task<string> MemSpike([FromRoute, Range(1, 300)] int seconds, CancellationToken cancellationToken)
     {
@@ -94,7 +87,6 @@ public sealed class DiagnosticsTutorialsController(DeadlockScenario deadlock, Me
     /// <remarks>The total per process is capped by <c>Scenarios:MemLeakCapKb</c>; past it the call answers 409 and allocates nothing.</remarks>
     /// <param name="kb">Roughly how many kilobytes to leak (1–1000000).</param>
     [HttpGet("memleak/{kb}")]
-    [MethodImpl(MethodImplOptions.NoInlining)]
     [EnableRateLimiting(ScenarioConcurrencyLimits.MemLeakPolicy)]
     [ProducesResponseType(StatusCodes.Status200OK)]
     [ProducesResponseType(StatusCodes.Status409Conflict)]
@@ -114,7 +106,6 @@ public sealed class DiagnosticsTutorialsController(DeadlockScenario deadlock, Me
 
     /// <summary>BAD (on purpose): throws <c>Exception("bad, bad code")</c>, answered as a 500 ProblemDetails.</summary>
     [HttpGet("exception")]
-    [MethodImpl(MethodImplOptions.NoInlining)]
     [ProducesResponseType(StatusCodes.Status500InternalServerError)]
     public string Exception()
     {

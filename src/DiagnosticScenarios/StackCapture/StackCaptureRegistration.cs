@@ -7,15 +7,17 @@ namespace DiagnosticScenarios.StackCapture;
 public static class StackCaptureRegistration
 {
     /// <summary>
-    /// The capture service, listening to Detection's starvation event; its routes stand behind the Controls' gate. Nothing
-    /// when <c>ThreadPoolHealth:Enabled</c> is false. It starts its thread only on the first capture.
+    /// The capture service, listening to Detection's starvation event; its routes stand behind the Controls' gate, so it
+    /// registers both; once. Nothing when <c>ThreadPoolHealth:Enabled</c> is false. It starts its thread only on the first capture.
     /// </summary>
     public static IServiceCollection AddStackCapture(this IServiceCollection services, IConfiguration configuration)
     {
-        if (!ThreadPoolHealthOptions.IsEnabled(configuration))
+        if (!ThreadPoolHealthOptions.IsEnabled(configuration) || services.Any(s => s.ServiceType == typeof(StackCaptureService)))
         {
             return services;
         }
+
+        services.AddDetection(configuration).AddControlGate(configuration);
 
         services.AddOptions<StackCaptureOptions>().Bind(configuration.GetSection(StackCaptureOptions.SectionName)).ValidateDataAnnotations().ValidateOnStart();
         services.AddSingleton<StackCaptureService>();

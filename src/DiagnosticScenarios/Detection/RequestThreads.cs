@@ -1,6 +1,6 @@
 using System.Runtime.InteropServices;
 
-namespace DiagnosticScenarios.StackCapture;
+namespace DiagnosticScenarios.Detection;
 
 /// <summary>
 /// Which request each thread is running right now, by OS thread id (the id EventPipe gives a sampled thread): what names a

@@ -1,4 +1,4 @@
-namespace DiagnosticScenarios.Catalogue;
+namespace DiagnosticScenarios.Blocking;
 
 /// <summary>
 /// What each pair of the blocking family runs with when a request names nothing, chosen so the pair shows its point at
