@@ -80,7 +80,7 @@ public sealed class ControlGateTests(InProcessApp app, ITestOutputHelper output)
     }
 
     [Fact]
-    public async Task ForeignHost_Answers400_WithTheDefaultAllowedHosts()
+    public async Task ForeignHost_Answers400ProblemNamingTheAllowedHostsRule_WithTheDefaultAllowedHosts()
     {
         var context = await _app.Server.SendAsync(c =>
         {
@@ -88,7 +88,9 @@ public sealed class ControlGateTests(InProcessApp app, ITestOutputHelper output)
             c.Request.Host = new HostString("rebound.example");
         }).DefaultTimeout();
 
-        Assert.Equal(StatusCodes.Status400BadRequest, context.Response.StatusCode);
+        var problem = await ReadProblemAsync(context, HttpStatusCode.BadRequest);
+        Assert.Equal("allowed-hosts", problem.GetProperty("rule").GetString());
+        Assert.Contains("rebound.example", problem.GetProperty("detail").GetString(), StringComparison.Ordinal);
     }
 
     [Fact]

@@ -1,4 +1,5 @@
 using System.Net;
+using System.Text.Json;
 using DiagnosticScenarios.Diagnosis;
 using DiagnosticScenarios.LivePage;
 using Microsoft.AspNetCore.Mvc.Testing;
@@ -63,6 +64,9 @@ public sealed class ScrapeEndpointTests(InProcessApp app, ITestOutputHelper outp
         using var answered = await livePage.SendAsync(fromAPage).DefaultTimeout();
 
         Assert.Equal(HttpStatusCode.BadRequest, refused.StatusCode);
+        Assert.Equal("application/problem+json", refused.Content.Headers.ContentType?.MediaType);
+        using var problem = JsonDocument.Parse(await refused.Content.ReadAsStringAsync().DefaultTimeout());
+        Assert.Equal("allowed-hosts", problem.RootElement.GetProperty("rule").GetString());
         Assert.Equal(HttpStatusCode.OK, answered.StatusCode);
         Assert.DoesNotContain(answered.Headers, h => h.Key.StartsWith("Access-Control-", StringComparison.OrdinalIgnoreCase));
     }
