@@ -8,7 +8,7 @@ using DiagnosticScenarios.Diagnosis;
 
 namespace DiagnosticScenarios.Diagnose;
 
-/// <summary>The verbs: <c>stacks</c> (a grouped snapshot of a process) and <c>waits</c> (the wait analysis, live or from a .nettrace).</summary>
+/// <summary>The verbs: <c>stacks</c> (a grouped snapshot of a process), <c>waits</c> (the wait analysis, live or from a .nettrace) and <c>watch</c> (waits for starvation, then names the blocking code).</summary>
 /// <remarks>Installed as the .NET tool <c>dotnet-blocking</c>; its help and one-line errors follow dotnet-stack's.</remarks>
 public static class DiagnoseCommands
 {

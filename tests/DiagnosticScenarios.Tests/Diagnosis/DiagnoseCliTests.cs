@@ -29,6 +29,28 @@ public sealed class DiagnoseCliTests
         Assert.Contains($"Process {sleep.Id} (sleep) publishes no .NET diagnostic port", DiagnoseCli.OneLine(run.Error), StringComparison.Ordinal);
     }
 
+    [Fact]
+    public async Task Watch_ForANonDotNetProcess_ExitsWithOneLineSayingItIsNotDotNet()
+    {
+        await using var sleep = ChildProcess.Start(new ChildProcessStart("sleep", ["30"]) { TimeLimit = TimeSpan.FromSeconds(30) });
+        var run = await DiagnoseCli.RunAsync("watch", "-p", $"{sleep.Id}", "--timeout", "5s");
+
+        Assert.Equal(1, run.ExitCode);
+        Assert.Contains($"Process {sleep.Id} (sleep) publishes no .NET diagnostic port", DiagnoseCli.OneLine(run.Error), StringComparison.Ordinal);
+    }
+
+    // The test host, which runs a few functional tests at a time and nothing that blocks its pool, is not starved for the
+    // three seconds in a row the rule needs: the watch reads its counters, gives up at its timeout, and says so in its text.
+    [Fact]
+    public async Task Watch_OnAProcessThatIsNotStarved_SaysSoAtItsTimeout_AndExitsWith3()
+    {
+        var run = await DiagnoseCli.RunAsync("watch", "-p", $"{Environment.ProcessId}", "--timeout", "3s");
+
+        Assert.True(run.ExitCode == 3, run.ToString());
+        Assert.Matches(@"^No starvation in \d+ s \(\d+ seconds read\); the last: ", run.Output);
+        Assert.Contains($"Watching process {Environment.ProcessId} for up to 3 s", run.Error, StringComparison.Ordinal);
+    }
+
     // A .NET process killed without the chance to remove its diagnostic socket leaves the file, named after its id, which a
     // later process may reuse: the one in CI that had the sleep's id was one of the servers the tests kill.
     [Fact]
