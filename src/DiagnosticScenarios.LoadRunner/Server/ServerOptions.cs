@@ -7,7 +7,10 @@ public sealed record ServerOptions
     public required string AppPath { get; init; }
 
     /// <summary>The processor count the runtime sees (<c>DOTNET_PROCESSOR_COUNT</c>); it sets the pool's minimum and how fast it injects threads.</summary>
-    public int ProcessorCount { get; init; } = 2;
+    public int ProcessorCount { get; init; } = DefaultProcessorCount;
+
+    /// <summary>Two processors, the machine the figures are taken on: unless a server is told otherwise.</summary>
+    public const int DefaultProcessorCount = 2;
 
     /// <summary>
     /// The app's content root (appsettings.json, wwwroot): a project folder serves the live page from its sources in

@@ -86,6 +86,7 @@ public sealed class StackCaptureTests(ObservedRuns runs, ITestOutputHelper outpu
         Assert.True(top.InlinedInto is not null || BlockedStacks.NamesLine(top.AppFrames, expected.Action), $"the top site neither says the JIT inlined the action nor carries a line of {expected.Action}'s body");
         Assert.Contains($"serving GET {expected.Route} ", top.RequestsSeen, StringComparison.Ordinal);
         Assert.Equal(blocking, top.Blocking.Kind);
-        Assert.True(top.Threads >= 2, $"expected the load to park at least the pool's two starting threads, got {top.Threads}");
+        // Taken at the starvation event: most of the pool is parked in this one site (6 of 6 and 45 of 46 in a CI run).
+        Assert.True(2 * top.Threads > capture.Snapshot.PoolThreadCount, $"the top site holds {top.Threads} of {capture.Snapshot.PoolThreadCount} pool threads, not most");
     }
 }
