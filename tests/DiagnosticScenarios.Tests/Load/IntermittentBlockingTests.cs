@@ -18,8 +18,12 @@ public sealed class IntermittentBlockingTests(ITestOutputHelper output)
 {
     private const int Snapshots = 5;
 
-    /// <summary>Past the cold start, when the pool has grown to what the load needs; physics, not a wait for a condition.</summary>
-    private static readonly TimeSpan Settle = TimeSpan.FromSeconds(1);
+    /// <summary>
+    /// How long the load may take to have its first wave answered, every connection's first request, after which the closed
+    /// loop runs at its steady rate and the recordings start: the query's delay and a second for the cold start. The load
+    /// lasts this long, the trace and half a second more, so the trace ends inside it whenever the wave came.
+    /// </summary>
+    private static readonly TimeSpan FirstWavePatience = TimeSpan.FromSeconds(1.5);
 
     /// <summary>Three seconds: at one blocked request every two seconds, at least one starts and ends inside it.</summary>
     private static readonly TimeSpan Trace = TimeSpan.FromSeconds(3);
@@ -34,14 +38,18 @@ public sealed class IntermittentBlockingTests(ITestOutputHelper output)
         var folder = Directory.CreateTempSubdirectory("intermittent-");
         try
         {
-            var load = LoadGenerator.RunAsync(new LoadOptions
-            {
-                Url = url,
-                Connections = LoadExperiment.Connections,
-                Duration = Settle + Trace + TimeSpan.FromSeconds(0.5),
-                Timeout = LoadExperiment.RequestTimeout,
-            });
-            await Task.Delay(Settle);
+            var firstWave = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+            var load = LoadGenerator.RunAsync(
+                new LoadOptions
+                {
+                    Url = url,
+                    Connections = LoadExperiment.Connections,
+                    Duration = FirstWavePatience + Trace + TimeSpan.FromSeconds(0.5),
+                    Timeout = LoadExperiment.RequestTimeout,
+                    ProgressInterval = TimeSpan.FromMilliseconds(50),
+                },
+                new FirstWave(LoadExperiment.Connections, firstWave));
+            await firstWave.Task.TimeoutAfter(FirstWavePatience);
 
             var waitsTrace = Path.Combine(folder.FullName, "waits.nettrace");
             var waitRecording = Task.Factory.StartNew(() => WaitAnalyzer.Record(server.ProcessId, Trace, waitsTrace), CancellationToken.None, TaskCreationOptions.LongRunning, TaskScheduler.Default);
@@ -81,6 +89,18 @@ public sealed class IntermittentBlockingTests(ITestOutputHelper output)
         finally
         {
             folder.Delete(recursive: true);
+        }
+    }
+}
+
+/// <summary>Completes once the load has had as many answers as it has connections: its first wave.</summary>
+internal sealed class FirstWave(int connections, TaskCompletionSource answered) : IProgress<LoadProgress>
+{
+    public void Report(LoadProgress value)
+    {
+        if (value.Completed >= connections)
+        {
+            answered.TrySetResult();
         }
     }
 }
