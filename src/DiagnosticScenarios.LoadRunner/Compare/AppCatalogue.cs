@@ -18,6 +18,13 @@ public sealed record AppCatalogue(IReadOnlyList<AppCatalogue.FamilyEntry> Famili
             ?? throw new InvalidOperationException($"{new Uri(baseAddress, Route)} answered no catalogue.");
     }
 
+    /// <summary>
+    /// The route of the app's baseline, the request that does nothing (<c>ping</c>): what the probe beside each load sends,
+    /// read from the catalogue like every other route.
+    /// </summary>
+    public string BaselineRoute => Scenarios.FirstOrDefault(s => s.Verdict == Verdict.Baseline)?.Route
+        ?? throw new UnknownScenarioException($"The app's catalogue ({Route}) has no baseline scenario for the ping probe.");
+
     /// <summary>A family <c>compare</c> can load, with its BAD and GOOD scenarios in the catalogue's order (the baseline left out).</summary>
     /// <exception cref="UnknownScenarioException">The app serves no such family, or not one that can be loaded.</exception>
     public ScenarioFamily Family(string name)

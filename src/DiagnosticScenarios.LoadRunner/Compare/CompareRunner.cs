@@ -37,7 +37,7 @@ public static class CompareRunner
                 server ??= await next!;
                 next = null;
                 await log.WriteLineAsync($"{scenario.Name}: fresh server, {options.Connections} connections for {options.Duration.TotalSeconds:0.#} s ...");
-                var (result, diagnosis) = await MeasureAsync(server, options, scenario, delayMs, log, cancellationToken);
+                var (result, diagnosis) = await MeasureAsync(server, options, scenario, delayMs, catalogue.BaselineRoute, log, cancellationToken);
                 await server.DisposeAsync();
                 server = null;
                 if (index + 1 < scenarios.Count)
@@ -99,9 +99,10 @@ public static class CompareRunner
     }
 
     /// <summary>One warm-up request, then the load with the thread count sampled once a second and a ping probe alongside.</summary>
+    /// <param name="pingRoute">The app's baseline route, the probe's.</param>
     /// <param name="log">Told the server's process id as the load starts, so dotnet-stack or dotnet-trace can be pointed at it meanwhile.</param>
     /// <returns>The figures, and the diagnosis's records (finished, the server still up) for the caller to analyse once the server is gone.</returns>
-    private static async Task<(ScenarioResult Result, LoadDiagnosis? Diagnosis)> MeasureAsync(ServerProcess server, ComparisonOptions options, Scenario scenario, int? delayMs, TextWriter log, CancellationToken cancellationToken)
+    private static async Task<(ScenarioResult Result, LoadDiagnosis? Diagnosis)> MeasureAsync(ServerProcess server, ComparisonOptions options, Scenario scenario, int? delayMs, string pingRoute, TextWriter log, CancellationToken cancellationToken)
     {
         var load = scenario.LoadOptions(scenario.Url(server.BaseAddress, delayMs)) with
         {
@@ -115,7 +116,7 @@ public static class CompareRunner
 
         var ping = new LoadOptions
         {
-            Url = new Uri(server.BaseAddress, "api/diagscenario/ping"),
+            Url = new Uri(server.BaseAddress, pingRoute.TrimStart('/')),
             // Ten pings a second, open loop, on connections of their own: latency counts from the intended send,
             // so a stalled server cannot make the probe politely wait and look fast.
             Connections = 10,

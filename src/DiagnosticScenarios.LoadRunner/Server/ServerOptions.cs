@@ -1,3 +1,5 @@
+using DiagnosticScenarios.LoadRunner.Compare;
+
 namespace DiagnosticScenarios.LoadRunner.Server;
 
 /// <summary>How to start one DiagnosticScenarios server process (or another ASP.NET Core app, with its own <see cref="ReadyPath"/>).</summary>
@@ -55,9 +57,10 @@ public sealed record ServerOptions
     public TimeSpan StartTimeout { get; init; } = TimeSpan.FromSeconds(30);
 
     /// <summary>
-    /// The path that answers once the server is ready: this app's ping, or another app's own (e.g. <c>healthz</c>). Ready
+    /// The path that answers once the server is ready: this app's catalogue, which the runner reads first anyway, or another
+    /// app's own (e.g. <c>healthz</c>). Ready
     /// also means the process has logged ASP.NET Core's <c>Now listening on:</c> line for each of its addresses, which an
     /// app logs unless it silences <c>Microsoft.Hosting.Lifetime</c>.
     /// </summary>
-    public string ReadyPath { get; init; } = "api/diagscenario/ping";
+    public string ReadyPath { get; init; } = AppCatalogue.Route;
 }
