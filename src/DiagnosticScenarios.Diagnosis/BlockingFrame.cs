@@ -88,6 +88,85 @@ public sealed record BlockingFrame(BlockingKind Kind, string Name, string Frame)
         ("System.IO.Pipes.PipeStream.Read", BlockingKind.StreamRead, "pipe read"),
     ];
 
+    private const string ChannelFix =
+        "await the signal (a TaskCompletionSource, or a Channel for items) instead of waiting on an event (/api/blocking/blockingcollection → channel)";
+
+    // APIs whose block is inside the framework, under another kind's wait: the fix is the API's, named by the call the app
+    // made (the frame just above the app's innermost one), whatever the wait beneath it.
+    private static readonly (string Call, string Fix)[] CallFixes =
+    [
+        ("HttpClient.Send", "call HttpClient.SendAsync with the request's CancellationToken and await it (/api/blocking/httpclient → httpclient-async)"),
+        ("StreamReader.Read", "read with the …Async twin (ReadToEndAsync) and await it, and AllowSynchronousIO can stay off (/api/blocking/bodyread → bodyread-async)"),
+        ("BlockingCollection`1.Take", "hand the items over through a Channel and await its reader's ReadAsync: BlockingCollection has no async Take (/api/blocking/blockingcollection → channel)"),
+        ("BlockingCollection`1.TryTake", "hand the items over through a Channel and await its reader's ReadAsync: BlockingCollection has no async Take (/api/blocking/blockingcollection → channel)"),
+    ];
+
+    // A wait in a delegate the DI container calls to build a service: the container cannot await it.
+    private const string ContainerFrames = "Microsoft.Extensions.DependencyInjection.ServiceLookup.";
+
+    private const string ContainerFix =
+        "a DI factory cannot await: inject what loads the value and await the load in the request's async code (/api/blocking/difactory → difactory-async)";
+
+    /// <summary>
+    /// The fix for a thread parked in <paramref name="blocking"/>, in one line, with the scenario pair that shows it: Task.Run's
+    /// when the app's frames run in a delegate handed to it; the API's when the app called one that blocks inside
+    /// (<c>HttpClient.Send</c>, <c>StreamReader.ReadToEnd</c>, <c>BlockingCollection.Take</c>); the container's when the wait is
+    /// in a DI factory; else the kind's (<see cref="FixFor(BlockingKind)"/>). Null when it is not parked in a known call.
+    /// </summary>
+    /// <param name="framesLeafFirst">The thread's stack.</param>
+    /// <param name="appFrame">The app's innermost frame, or null when the stack has none.</param>
+    /// <param name="underTaskRun">Whether the app's frames run in a delegate handed to <c>Task.Run</c>.</param>
+    public static string? FixFor(BlockingFrame? blocking, IReadOnlyList<string> framesLeafFirst, AppFrame? appFrame, bool underTaskRun)
+    {
+        ArgumentNullException.ThrowIfNull(framesLeafFirst);
+        if (blocking is null)
+        {
+            return null;
+        }
+
+        if (underTaskRun)
+        {
+            return TaskRunFix;
+        }
+
+        var at = appFrame is null ? -1 : IndexOfApp(framesLeafFirst, appFrame.Method);
+        var call = at > 0 ? FrameNames.TypeAndMethod(framesLeafFirst[at - 1]) : null;
+        if (call is not null && Array.Find(CallFixes, c => call.StartsWith(c.Call, StringComparison.Ordinal)) is { Fix: { } callFix })
+        {
+            return callFix;
+        }
+
+        if (at >= 0 && at + 1 < framesLeafFirst.Count && blocking.Kind is BlockingKind.TaskWait or BlockingKind.GetAwaiterGetResult
+            && FrameNames.Method(framesLeafFirst[at + 1]).StartsWith(ContainerFrames, StringComparison.Ordinal))
+        {
+            return ContainerFix;
+        }
+
+        return FixFor(blocking.Kind);
+    }
+
+    /// <summary>The call the app's innermost frame made (<c>Type.Method</c>), or null when the stack ends in it or has no app frame.</summary>
+    public static string? CallMadeBy(IReadOnlyList<string> framesLeafFirst, AppFrame? appFrame)
+    {
+        ArgumentNullException.ThrowIfNull(framesLeafFirst);
+        var at = appFrame is null ? -1 : IndexOfApp(framesLeafFirst, appFrame.Method);
+        return at > 0 ? FrameNames.TypeAndMethod(framesLeafFirst[at - 1]) : null;
+    }
+
+    // Where the app's innermost frame (Type.Method) is in the stack, leaf first.
+    private static int IndexOfApp(IReadOnlyList<string> framesLeafFirst, string appMethod)
+    {
+        for (var i = 0; i < framesLeafFirst.Count; i++)
+        {
+            if (FrameNames.TypeAndMethod(framesLeafFirst[i]) == appMethod)
+            {
+                return i;
+            }
+        }
+
+        return -1;
+    }
+
     /// <summary>
     /// The fix for a kind of blocking call, in one line, with the scenario pair that shows it (BAD route → GOOD route);
     /// null for an idle worker, which is not blocked.
@@ -104,8 +183,7 @@ public sealed record BlockingFrame(BlockingKind Kind, string Name, string Frame)
             "hold no lock across a wait: a SemaphoreSlim(1) taken with await WaitAsync (/api/blocking/lock → lock-async)",
         BlockingKind.SemaphoreSlim =>
             "await SemaphoreSlim.WaitAsync instead of Wait (/api/blocking/semaphore → semaphore-async)",
-        BlockingKind.ManualResetEventSlim or BlockingKind.WaitHandle =>
-            "await the signal (a TaskCompletionSource, or a Channel for items) instead of waiting on an event (/api/blocking/blockingcollection → channel)",
+        BlockingKind.ManualResetEventSlim or BlockingKind.WaitHandle => ChannelFix,
         BlockingKind.ThreadJoin =>
             "run the work as a Task and await it instead of joining its thread (/api/diagscenario/taskwait → taskasyncwait)",
         _ => null,

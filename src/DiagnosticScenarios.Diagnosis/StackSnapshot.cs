@@ -174,27 +174,13 @@ public sealed record ThreadGroup(
     public AppFrame? AppFrame => AppFrames.Count > 0 ? AppFrames[0] : null;
 
     /// <summary>The fix for the call it is parked in, in one line; null when it is not parked.</summary>
-    public string? Fix => Blocking is null ? null : UnderTaskRun ? BlockingFrame.TaskRunFix : BlockingFrame.FixFor(Blocking.Kind);
+    public string? Fix => BlockingFrame.FixFor(Blocking, Frames, AppFrame, UnderTaskRun);
 
     /// <summary>
     /// The call the app's innermost frame made (<c>Type.Method</c>), e.g. <c>SqlCommand.ExecuteNonQuery</c> above a socket
     /// read: which API blocks. Null when the stack has no app frame or ends in it.
     /// </summary>
-    public string? AppCall
-    {
-        get
-        {
-            for (var i = 0; AppFrame is not null && i < Frames.Count; i++)
-            {
-                if (FrameNames.TypeAndMethod(Frames[i]) == AppFrame.Method)
-                {
-                    return i > 0 ? FrameNames.TypeAndMethod(Frames[i - 1]) : null;
-                }
-            }
-
-            return null;
-        }
-    }
+    public string? AppCall => BlockingFrame.CallMadeBy(Frames, AppFrame);
 
     /// <summary>One line, e.g. "118 of 125 pool threads: blocked in Task.Result / Wait (sync-over-async) (Task`1.get_Result) at StarvationScenariosController.cs:35 … in StarvationScenariosController.TaskWait".</summary>
     /// <param name="poolThreadCount">The snapshot's pool threads, to say "of how many".</param>

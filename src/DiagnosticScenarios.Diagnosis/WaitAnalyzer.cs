@@ -124,7 +124,7 @@ public static class WaitAnalyzer
                     first.Stack.Names)
                 {
                     InlinedInto = first.Stack.InlinedInto,
-                    Fix = blocking is null ? null : first.Stack.UnderTaskRun ? BlockingFrame.TaskRunFix : BlockingFrame.FixFor(blocking.Kind),
+                    Fix = BlockingFrame.FixFor(blocking, first.Stack.Names, first.Stack.AppFrames.Count > 0 ? first.Stack.AppFrames[0] : null, first.Stack.UnderTaskRun),
                     Requests = g.Where(w => w.Wait.Request is not null)
                         .GroupBy(w => w.Wait.Request!, StringComparer.Ordinal)
                         .Select(r => new RequestCount(r.Key, r.Select(w => w.Wait.ThreadId).Distinct().Count()))
