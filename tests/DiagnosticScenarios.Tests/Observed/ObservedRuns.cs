@@ -23,7 +23,7 @@ public sealed class ObservedRuns : IAsyncLifetime
     private static readonly TimeSpan RunTimeout = TimeSpan.FromMinutes(3);
     private static readonly TimeSpan RequestTimeout = TimeSpan.FromSeconds(10);
 
-    // A drained run ends a request timeout (60 s) after its duration at the very worst; a taskwait run drains in seconds.
+    // A taskwait run drains in seconds; a run drained to its end could take the page's request timeout (LoadRunLauncher.RequestTimeout) after its duration.
     private static readonly TimeSpan DrainPatience = TimeSpan.FromSeconds(45);
 
     private readonly Dictionary<RunPlan, Task<ObservedRun>> _runs = [];
