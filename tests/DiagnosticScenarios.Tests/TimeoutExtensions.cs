@@ -2,7 +2,10 @@ using System.Runtime.CompilerServices;
 
 namespace DiagnosticScenarios.Tests;
 
-/// <summary>Bounds every await in the tests, and names the line that hung when one does.</summary>
+/// <summary>
+/// Bounds every await in the tests, and names the line that hung when one does; or, where no answer is the test's data
+/// rather than its failure (a starved server's ping), gives a call its patience and says whether it answered.
+/// </summary>
 public static class TimeoutExtensions
 {
     public static readonly TimeSpan Default = TimeSpan.FromSeconds(30);
@@ -36,6 +39,25 @@ public static class TimeoutExtensions
         catch (TimeoutException exception)
         {
             throw new TimeoutException($"The awaited operation at {Path.GetFileName(file)}:{line} did not complete within {timeout}.", exception);
+        }
+    }
+
+    /// <summary>
+    /// Gives <paramref name="call"/> <paramref name="patience"/> to answer, through the token it is handed: its value and how
+    /// long it took, or no value when the patience ran out first. Any other failure is the call's own, and thrown.
+    /// </summary>
+    public static async Task<(bool Answered, T? Value, TimeSpan Took)> AnswerWithinAsync<T>(TimeSpan patience, Func<CancellationToken, Task<T>> call)
+    {
+        ArgumentNullException.ThrowIfNull(call);
+        using var giveUp = new CancellationTokenSource(patience);
+        var clock = System.Diagnostics.Stopwatch.StartNew();
+        try
+        {
+            return (true, await call(giveUp.Token), clock.Elapsed);
+        }
+        catch (OperationCanceledException) when (giveUp.IsCancellationRequested)
+        {
+            return (false, default, clock.Elapsed);
         }
     }
 }

@@ -63,33 +63,28 @@ public sealed class BadInputSweepTests(SweptServer fixture, ITestOutputHelper ou
         {
             using var request = new HttpRequestMessage(new HttpMethod(method), new Uri(url, UriKind.Relative));
             request.Headers.Add(ControlGate.HeaderName, "1");
-            using var patience = new CancellationTokenSource(NoAnswer);
-            var clock = Stopwatch.StartNew();
-            HttpResponseMessage response;
-            string body;
-            try
+            var (answered, reply, took) = await TimeoutExtensions.AnswerWithinAsync(NoAnswer, async giveUp =>
             {
-                response = await Client.SendAsync(request, patience.Token).DefaultTimeout();
-                body = await response.Content.ReadAsStringAsync(patience.Token).DefaultTimeout();
-            }
-            catch (OperationCanceledException) when (patience.IsCancellationRequested)
+                var response = await Client.SendAsync(request, giveUp);
+                return (Response: response, Body: await response.Content.ReadAsStringAsync(giveUp));
+            });
+            if (!answered)
             {
                 failures.Add($"{method} {Shorten(url)} ({what}): no answer within {NoAnswer.TotalSeconds:0} s");
                 continue;
             }
 
-            clock.Stop();
-            using var answered = response;
-
+            var (response, body) = reply;
+            using var disposed = response;
             var status = (int)response.StatusCode;
             byStatus[status] = byStatus.GetValueOrDefault(status) + 1;
             // Kestrel refuses a request line it cannot read (a NUL in the path) before the app sees it: a 400 with no body.
             var refusedByKestrel = status == 400 && body.Length == 0;
             refusedBeforeTheApp += refusedByKestrel ? 1 : 0;
             var problem = response.Content.Headers.ContentType?.MediaType == "application/problem+json";
-            if (status is < 400 or >= 500 || !(problem || refusedByKestrel) || clock.Elapsed > Answer)
+            if (status is < 400 or >= 500 || !(problem || refusedByKestrel) || took > Answer)
             {
-                failures.Add($"{method} {Shorten(url)} ({what}): {status} {response.Content.Headers.ContentType?.MediaType} in {clock.ElapsedMilliseconds} ms {Shorten(body)}");
+                failures.Add($"{method} {Shorten(url)} ({what}): {status} {response.Content.Headers.ContentType?.MediaType} in {took.TotalMilliseconds:0} ms {Shorten(body)}");
             }
         }
 

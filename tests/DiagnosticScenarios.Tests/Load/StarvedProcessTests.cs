@@ -2,6 +2,7 @@ using System.Diagnostics;
 using System.Globalization;
 using DiagnosticScenarios.Common;
 using DiagnosticScenarios.LoadRunner.Server;
+using DiagnosticScenarios.Tests.Metrics;
 using Xunit.Abstractions;
 
 namespace DiagnosticScenarios.Tests.Load;
@@ -139,20 +140,7 @@ public sealed class StarvedProcessTests(ITestOutputHelper output)
     }
 
     /// <summary>How long ping took, or null when it did not answer within <see cref="PingPatience"/>.</summary>
-    private static async Task<TimeSpan?> PingAsync(HttpClient client)
-    {
-        using var patience = new CancellationTokenSource(PingPatience);
-        var clock = Stopwatch.StartNew();
-        try
-        {
-            using var response = await client.GetAsync(new Uri("api/diagscenario/ping", UriKind.Relative), patience.Token);
-            return response.IsSuccessStatusCode ? clock.Elapsed : null;
-        }
-        catch (OperationCanceledException) when (patience.IsCancellationRequested)
-        {
-            return null;
-        }
-    }
+    private static Task<TimeSpan?> PingAsync(HttpClient client) => Ping.AnswerTimeAsync(client, PingPatience);
 
     /// <summary>Sends SIGTERM (what Ctrl+C's sibling, <c>docker stop</c> and systemd send) and waits up to 20 s for the process to end.</summary>
     private static async Task<TimeSpan?> TerminateAsync(ServerProcess server)

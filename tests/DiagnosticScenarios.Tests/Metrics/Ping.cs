@@ -1,23 +1,16 @@
-using System.Diagnostics;
-
 namespace DiagnosticScenarios.Tests.Metrics;
 
 /// <summary>The app's ping through Kestrel: the proof that a burst has starved the pool.</summary>
 internal static class Ping
 {
-    /// <summary>How long ping took, or null when it did not answer within <paramref name="patience"/>.</summary>
+    /// <summary>How long ping took to answer success, or null when it did not within <paramref name="patience"/>.</summary>
     public static async Task<TimeSpan?> AnswerTimeAsync(HttpClient app, TimeSpan patience)
     {
-        using var timeout = new CancellationTokenSource(patience);
-        var clock = Stopwatch.StartNew();
-        try
+        var (answered, success, took) = await TimeoutExtensions.AnswerWithinAsync(patience, async giveUp =>
         {
-            using var response = await app.GetAsync(new Uri("api/diagscenario/ping", UriKind.Relative), timeout.Token);
-            return clock.Elapsed;
-        }
-        catch (OperationCanceledException) when (timeout.IsCancellationRequested)
-        {
-            return null;
-        }
+            using var response = await app.GetAsync(new Uri("api/diagscenario/ping", UriKind.Relative), giveUp);
+            return response.IsSuccessStatusCode;
+        });
+        return answered && success ? took : null;
     }
 }

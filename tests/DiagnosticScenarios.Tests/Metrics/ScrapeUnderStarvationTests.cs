@@ -1,4 +1,3 @@
-using System.Diagnostics;
 using System.Globalization;
 using System.Net.Http.Json;
 using System.Text.Json;
@@ -56,35 +55,24 @@ public sealed class ScrapeUnderStarvationTests(ITestOutputHelper output)
     // Read from the live page's snapshot, which answers off the pool too, so a scrape that needs the pool fails below, not here.
     private static async Task WaitForQueueAsync(HttpClient livePage, long minimum)
     {
-        var waited = Stopwatch.StartNew();
-        while ((await livePage.GetFromJsonAsync<JsonElement>(new Uri("api/threadpool", UriKind.Relative)).DefaultTimeout()).GetProperty("pendingWorkItems").GetInt64() < minimum)
-        {
-            if (waited.Elapsed > TimeSpan.FromSeconds(10))
-            {
-                throw new TimeoutException($"The burst did not queue {minimum} work items within 10 s.");
-            }
-
-            await Task.Delay(100);
-        }
+        var (queued, last) = await Poll.UntilAsync(
+            () => livePage.GetFromJsonAsync<JsonElement>(new Uri("api/threadpool", UriKind.Relative)),
+            snapshot => snapshot.GetProperty("pendingWorkItems").GetInt64() >= minimum,
+            TimeSpan.FromSeconds(10),
+            TimeSpan.FromMilliseconds(100));
+        Assert.True(queued, $"The burst did not queue {minimum} work items within 10 s: {last}");
     }
 
     // How long a scrape took and the queue it reported; no time when it had not answered after five scrape timeouts.
     private static async Task<(TimeSpan? Took, long QueueLength)> ScrapeAsync(HttpClient scraper)
     {
-        using var patience = new CancellationTokenSource(5 * ScrapeTimeout);
-        var clock = Stopwatch.StartNew();
-        string text;
-        try
-        {
-            text = await scraper.GetStringAsync(new Uri("metrics", UriKind.Relative), patience.Token);
-        }
-        catch (OperationCanceledException) when (patience.IsCancellationRequested)
+        var (answered, text, took) = await TimeoutExtensions.AnswerWithinAsync(5 * ScrapeTimeout, giveUp => scraper.GetStringAsync(new Uri("metrics", UriKind.Relative), giveUp));
+        if (!answered)
         {
             return (null, -1);
         }
 
-        var took = clock.Elapsed;
-        var line = text.Split('\n').Single(l => l.StartsWith(StarvationRulePrometheus.QueueLength + "{", StringComparison.Ordinal));
+        var line = text!.Split('\n').Single(l => l.StartsWith(StarvationRulePrometheus.QueueLength + "{", StringComparison.Ordinal));
         return (took, long.Parse(line[(line.LastIndexOf(' ') + 1)..], CultureInfo.InvariantCulture));
     }
 }
