@@ -1,7 +1,5 @@
 using System.Globalization;
 using DiagnosticScenarios.Common;
-using DiagnosticScenarios.LoadRunner.Server;
-using DiagnosticScenarios.Tests.Load;
 
 namespace DiagnosticScenarios.Tests.Common;
 
@@ -11,7 +9,7 @@ public sealed class DiagnosticSocketsTests
     [LinuxFact]
     public async Task AServerKilledAtItsEnd_LeavesNoSocketFile_ThoughItHadOneWhileItRan()
     {
-        var server = await ServerProcess.StartAsync(new ServerOptions { AppPath = LoadExperiment.AppPath }).TimeoutAfter(MeasurementCache.MeasurementTimeout);
+        var server = await OutOfProcessApp.StartAsync();
         var pattern = string.Create(CultureInfo.InvariantCulture, $"dotnet-diagnostic-{server.ProcessId}-*-socket");
         bool listened;
         try

@@ -1,5 +1,4 @@
 using DiagnosticScenarios.LoadRunner.Server;
-using DiagnosticScenarios.Tests.Load;
 
 namespace DiagnosticScenarios.Tests.Diagnosis;
 
@@ -28,7 +27,7 @@ internal sealed class BlockedServer : IAsyncDisposable
 
     /// <summary>The fixture app of <paramref name="options"/>: its own path, its own ready path.</summary>
     public static async Task<BlockedServer> StartAsync(ServerOptions options) =>
-        new(await ServerProcess.StartAsync(options).TimeoutAfter(MeasurementCache.MeasurementTimeout));
+        new(await OutOfProcessApp.StartAsync(options));
 
     /// <summary><paramref name="workers"/> loops of requests to <paramref name="relative"/>, until disposed.</summary>
     public void Loop(Uri relative, int workers)

@@ -3,8 +3,6 @@ using System.Security.Cryptography;
 using System.Security.Cryptography.X509Certificates;
 using System.Text.Json;
 using DiagnosticScenarios.Common;
-using DiagnosticScenarios.LoadRunner.Server;
-using DiagnosticScenarios.Tests.Load;
 
 namespace DiagnosticScenarios.Tests.Functional;
 
@@ -26,12 +24,11 @@ public sealed class HttpsProfileTests : IDisposable
         // The profile's addresses on ports of the test's own: its http one is the harness's base address.
         var https = profileUrls.Where(u => u.Scheme == Uri.UriSchemeHttps).Select(_ => "https://127.0.0.1:0").ToList();
 
-        await using var server = await ServerProcess.StartAsync(new ServerOptions
+        await using var server = await OutOfProcessApp.StartAsync(o => o with
         {
-            AppPath = LoadExperiment.AppPath,
             MoreUrls = https,
             ExtraEnvironment = new Dictionary<string, string> { ["Kestrel__Certificates__Default__Path"] = certificate, ["Kestrel__Certificates__Default__Password"] = "" },
-        }).TimeoutAfter(MeasurementCache.MeasurementTimeout);
+        });
         using var handler = new HttpClientHandler { ServerCertificateCustomValidationCallback = HttpClientHandler.DangerousAcceptAnyServerCertificateValidator };
         using var client = new HttpClient(handler);
         var overHttps = await client.GetStringAsync(new Uri(server.MoreAddresses.Single(), "api/diagscenario/ping")).DefaultTimeout();

@@ -54,8 +54,7 @@ internal static class LoadExperiment
     public static double LimitRequestsPerSecond => Connections * 1000.0 / DelayMs;
 
     /// <summary>Starts a fresh server for a test that sends its own requests.</summary>
-    public static Task<ServerProcess> StartServerAsync() =>
-        ServerProcess.StartAsync(new ServerOptions { AppPath = AppPath, ProcessorCount = 2 }).TimeoutAfter(MeasurementCache.MeasurementTimeout);
+    public static Task<ServerProcess> StartServerAsync() => OutOfProcessApp.StartAsync();
 
     /// <summary>Every figure an assertion may use, so a failure on CI can be read without a rerun.</summary>
     public static string Describe(ScenarioResult r) => Describe(r, LimitRequestsPerSecond);

@@ -97,12 +97,10 @@ public sealed class StarvedProcessTests(ITestOutputHelper output)
     }
 
     private static Task<ServerProcess> StartWithShutdownTimeoutAsync() =>
-        ServerProcess.StartAsync(new ServerOptions
+        OutOfProcessApp.StartAsync(o => o with
         {
-            AppPath = LoadExperiment.AppPath,
-            ProcessorCount = 2,
             ExtraEnvironment = new Dictionary<string, string> { ["DOTNET_shutdownTimeoutSeconds"] = $"{ShutdownTimeout.TotalSeconds:0}" },
-        }).TimeoutAfter(MeasurementCache.MeasurementTimeout);
+        });
 
     private static async Task SendUntilLeftAsync(HttpClient client, CancellationToken leave)
     {

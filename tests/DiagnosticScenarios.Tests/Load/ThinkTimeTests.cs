@@ -26,7 +26,7 @@ public sealed class ThinkTimeTests
     [Fact]
     public async Task Runner_PausesEachClientUpToTheThinkTime_SoTwoClientsSendAboutTwentyRequestsASecond()
     {
-        await using var server = await ServerProcess.StartAsync(new ServerOptions { AppPath = LoadExperiment.AppPath }).TimeoutAfter(MeasurementCache.MeasurementTimeout);
+        await using var server = await OutOfProcessApp.StartAsync();
         var ping = new Uri(server.BaseAddress, "api/diagscenario/ping");
 
         var thinkingRun = LoadGenerator.RunAsync(new LoadOptions { Url = ping, Connections = Clients, Duration = Duration, ThinkTime = ThinkTime });
@@ -43,7 +43,7 @@ public sealed class ThinkTimeTests
     [SiegeFact]
     public async Task LoadScript_PassesTheThinkTimeToSiege_AsTheArticlesRunsDid()
     {
-        await using var server = await ServerProcess.StartAsync(new ServerOptions { AppPath = LoadExperiment.AppPath }).TimeoutAfter(MeasurementCache.MeasurementTimeout);
+        await using var server = await OutOfProcessApp.StartAsync();
 
         var thinkingRun = SiegeTransactionsAsync(server, thinkTime: "0.2");
         var backToBackRun = SiegeTransactionsAsync(server, thinkTime: null);

@@ -1,7 +1,6 @@
 using System.Net.Http.Json;
 using System.Text.Json;
 using DiagnosticScenarios.LoadRunner.Server;
-using DiagnosticScenarios.Tests.Load;
 
 namespace DiagnosticScenarios.Tests.ThreadPoolHealth;
 
@@ -11,8 +10,6 @@ namespace DiagnosticScenarios.Tests.ThreadPoolHealth;
 /// </summary>
 internal static class HealthApp
 {
-    private static readonly TimeSpan StartTimeout = TimeSpan.FromSeconds(60);
-
     /// <param name="environment">More environment variables for the server, over the ones set here.</param>
     public static Task<ServerProcess> StartAsync(IReadOnlyDictionary<string, string>? environment = null)
     {
@@ -26,13 +23,12 @@ internal static class HealthApp
             variables[key] = value;
         }
 
-        return ServerProcess.StartAsync(new ServerOptions
+        return OutOfProcessApp.StartAsync(o => o with
         {
-            AppPath = LoadExperiment.AppPath,
             ContentRoot = RepositoryPaths.AppProject,
             Environment = "Development",
             ExtraEnvironment = variables,
-        }).TimeoutAfter(StartTimeout);
+        });
     }
 
     /// <summary>Where the live page's server listens (off the pool: it serves the snapshot and the scrape while the pool starves).</summary>

@@ -2,7 +2,6 @@ using System.Net.Http.Json;
 using System.Text.Json;
 using System.Text.Json.Nodes;
 using DiagnosticScenarios.Common;
-using DiagnosticScenarios.LoadRunner.Server;
 using DiagnosticScenarios.Tests.Load;
 
 namespace DiagnosticScenarios.Tests.ThreadPoolHealth;
@@ -61,8 +60,7 @@ public sealed class MinThreadsSettingsTests : IDisposable
 
     private static async Task<int> MinimumReportedWithAsync(string runtimeConfig)
     {
-        await using var server = await ServerProcess.StartAsync(new ServerOptions { AppPath = LoadExperiment.AppPath, RuntimeConfigPath = runtimeConfig })
-            .TimeoutAfter(MeasurementCache.MeasurementTimeout);
+        await using var server = await OutOfProcessApp.StartAsync(o => o with { RuntimeConfigPath = runtimeConfig });
         using var client = new HttpClient { BaseAddress = server.BaseAddress };
         var snapshot = await client.GetFromJsonAsync<JsonElement>(new Uri("api/threadpool", UriKind.Relative)).DefaultTimeout();
         return snapshot.GetProperty("minWorkerThreads").GetInt32();

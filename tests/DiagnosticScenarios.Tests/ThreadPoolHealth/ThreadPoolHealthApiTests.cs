@@ -5,8 +5,6 @@ using System.Net.ServerSentEvents;
 using System.Text.Json;
 using DiagnosticScenarios.Detection;
 using DiagnosticScenarios.Infrastructure;
-using DiagnosticScenarios.LoadRunner.Server;
-using DiagnosticScenarios.Tests.Load;
 using Microsoft.AspNetCore.Mvc.Testing;
 using Microsoft.AspNetCore.Routing;
 using Microsoft.Extensions.DependencyInjection;
@@ -23,13 +21,12 @@ public sealed class ThreadPoolHealthApiTests(InProcessApp app, ITestOutputHelper
     {
         // A process of its own whose pool the test sets from outside: every figure checked is one the test chose, not one
         // read back through the ThreadPool calls the API itself makes.
-        await using var server = await ServerProcess.StartAsync(new ServerOptions
+        await using var server = await OutOfProcessApp.StartAsync(o => o with
         {
-            AppPath = LoadExperiment.AppPath,
             ProcessorCount = 3,
             MinWorkerThreads = 40,
             ExtraEnvironment = new Dictionary<string, string> { ["DOTNET_ThreadPool_ForceMaxWorkerThreads"] = 100.ToString("X", CultureInfo.InvariantCulture) },
-        }).TimeoutAfter(MeasurementCache.MeasurementTimeout);
+        });
         using var client = new HttpClient { BaseAddress = server.BaseAddress };
 
         var snapshot = await ThreadPoolApi.ShowsAsync(client, s => s.GetProperty("queueDelay").GetProperty("window").GetProperty("count").GetInt32() >= 3);
