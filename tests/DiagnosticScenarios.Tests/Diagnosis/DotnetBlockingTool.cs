@@ -9,8 +9,7 @@ namespace DiagnosticScenarios.Tests.Diagnosis;
 /// </summary>
 internal static class DotnetBlockingTool
 {
-    /// <summary>The CLI's build output folder, <c>bin/&lt;Configuration&gt;</c>, which every build packs the tool into.</summary>
-    public static readonly string PackageFolder = typeof(DotnetBlockingTool).Assembly
+    private static readonly string PackageFolder = typeof(DotnetBlockingTool).Assembly
         .GetCustomAttributes<AssemblyMetadataAttribute>()
         .Single(a => a.Key == "DotnetBlockingPackageFolder").Value!;
 

@@ -6,6 +6,7 @@ namespace DiagnosticScenarios.Tests.Load;
 
 /// <summary>The load runner's own promises, against a real server process.</summary>
 [Trait(TestCategory.Name, TestCategory.Load)]
+[StartsEarly("three timed loads against servers of its own: 11 s")]
 public sealed class LoadRunnerTests
 {
     [Fact]

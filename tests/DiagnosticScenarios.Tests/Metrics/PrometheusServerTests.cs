@@ -7,6 +7,7 @@ using Xunit.Abstractions;
 namespace DiagnosticScenarios.Tests.Metrics;
 
 /// <summary>A real Prometheus, configured from the shipped files, scraping the live page of the app in the test host.</summary>
+[StartsEarly("a real Prometheus scraping a server until the series are there: 8–10 s")]
 public sealed class PrometheusServerTests(InProcessApp app, ITestOutputHelper output) : IClassFixture<InProcessApp>
 {
     private readonly InProcessApp _app = app.LogTo(output);

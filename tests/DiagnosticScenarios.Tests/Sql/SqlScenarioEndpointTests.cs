@@ -9,6 +9,7 @@ using Xunit.Abstractions;
 namespace DiagnosticScenarios.Tests.Sql;
 
 /// <summary>The SQL family through the app with its default provider: Embedded, Microsoft.Data.SqlClient against the hosted responder.</summary>
+[StartsEarly("one-second queries, and a responder that stays down for seconds: 7–9 s")]
 public sealed class SqlScenarioEndpointTests(InProcessApp app, ITestOutputHelper output) : IClassFixture<InProcessApp>
 {
     private readonly InProcessApp _app = app.LogTo(output);
