@@ -74,7 +74,7 @@ public sealed class SilentPortTests
             _listener = new Socket(AddressFamily.Unix, SocketType.Stream, ProtocolType.Unspecified);
             _listener.Bind(new UnixDomainSocketEndPoint(_path));
             _listener.Listen();
-            _serving = ServeAsync();
+            _serving = Serve();
         }
 
         public int ProcessId => _owner.Id;
@@ -108,34 +108,43 @@ public sealed class SilentPortTests
             await _owner.DisposeAsync();
         }
 
-        private async Task ServeAsync()
+        // The stand-in answers on threads of its own: the test host's pool is shared with the classes running beside this
+        // one, and an answer it delays past the patience would read as the silence under test.
+        private Task Serve()
         {
-            try
+            var served = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+            new Thread(() =>
             {
-                while (true)
+                try
                 {
-                    var connection = await _listener.AcceptAsync();
-                    lock (_accepted)
+                    while (true)
                     {
-                        _accepted.Add(connection);
-                    }
+                        var connection = _listener.Accept();
+                        lock (_accepted)
+                        {
+                            _accepted.Add(connection);
+                        }
 
-                    _ = ServeAsync(connection);
+                        new Thread(() => Serve(connection)) { IsBackground = true, Name = "silent port connection" }.Start();
+                    }
                 }
-            }
-            catch (Exception e) when (e is SocketException or ObjectDisposedException)
-            {
-                // Disposed: the test is over.
-            }
+                catch (Exception e) when (e is SocketException or ObjectDisposedException)
+                {
+                    // Disposed: the test is over.
+                }
+
+                served.TrySetResult();
+            }) { IsBackground = true, Name = "silent port" }.Start();
+            return served.Task;
         }
 
         // One command per connection, as the runtime's port reads them.
-        private async Task ServeAsync(Socket connection)
+        private void Serve(Socket connection)
         {
             try
             {
                 var header = new byte[HeaderSize];
-                await ReadExactlyAsync(connection, header);
+                ReadExactly(connection, header);
                 if (!header.AsSpan(0, Magic.Length).SequenceEqual(Magic))
                 {
                     // Not the diagnostic protocol: no answer, and the capture's message will say it waited.
@@ -143,7 +152,7 @@ public sealed class SilentPortTests
                 }
 
                 var size = BinaryPrimitives.ReadUInt16LittleEndian(header.AsSpan(14));
-                await ReadExactlyAsync(connection, new byte[size - HeaderSize]);
+                ReadExactly(connection, new byte[size - HeaderSize]);
                 var (commandSet, command) = (header[16], header[17]);
                 if (commandSet == EventPipeCommandSet && command == StopTracing)
                 {
@@ -163,9 +172,8 @@ public sealed class SilentPortTests
                 BinaryPrimitives.WriteUInt16LittleEndian(answer.AsSpan(14), (ushort)answer.Length);
                 answer[16] = 0xFF;
                 BinaryPrimitives.WriteInt64LittleEndian(answer.AsSpan(HeaderSize), 1);
-                await connection.SendAsync(answer);
-                var end = await connection.ReceiveAsync(new byte[1]);
-                if (end == 0)
+                connection.Send(answer);
+                if (connection.Receive(new byte[1]) == 0)
                 {
                     _sessionStreamClosed.TrySetResult();
                 }
@@ -176,11 +184,11 @@ public sealed class SilentPortTests
             }
         }
 
-        private static async Task ReadExactlyAsync(Socket connection, byte[] buffer)
+        private static void ReadExactly(Socket connection, byte[] buffer)
         {
             for (var read = 0; read < buffer.Length;)
             {
-                var got = await connection.ReceiveAsync(buffer.AsMemory(read));
+                var got = connection.Receive(buffer, read, buffer.Length - read, SocketFlags.None);
                 if (got == 0)
                 {
                     throw new SocketException((int)SocketError.ConnectionReset);
