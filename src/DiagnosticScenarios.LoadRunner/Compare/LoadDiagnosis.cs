@@ -10,7 +10,7 @@ namespace DiagnosticScenarios.LoadRunner.Compare;
 /// (half-way by default), whose threads are tied to their requests by the hosting events the wait trace recorded up to
 /// the snapshot. Each is recorded on a thread of its own to a file; analysis waits for the load to end.
 /// </summary>
-internal sealed class LoadDiagnosis : IDisposable
+public sealed class LoadDiagnosis : IDisposable
 {
     private static readonly TimeSpan SessionPatience = TimeSpan.FromSeconds(30);
 

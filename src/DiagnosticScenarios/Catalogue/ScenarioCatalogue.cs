@@ -78,7 +78,7 @@ public static class ScenarioCatalogue
             Action(nameof(StarvationScenariosController), nameof(StarvationScenariosController.TaskBurst)),
             "N tasks that each wait by .Wait() inside Task.Run (mode=blocking), or by await (mode=async, the GOOD twin)",
             "blocking needs a thread per task and each timer completion queues behind the tasks not yet started; async finishes in about one delay")
-            { FlaggedBy = [AnalyzerRules.Vsthrd002, AnalyzerRules.Ma0042] },
+            { Runtime = new RuntimeView(PoolCompensates: true, RaisesWaitHandleWait: true, SnapshotNamesIt: true), FlaggedBy = [AnalyzerRules.Vsthrd002, AnalyzerRules.Ma0042] },
         TutorialEndpoint("deadlock", ScenarioVerdict.Bad, nameof(DiagnosticsTutorialsController.Deadlock),
             "two threads take two locks in opposite order, 300 more queue on the first",
             "for the debug-deadlock tutorial (dotnet-dump, syncblk); at most one per process"),

@@ -15,29 +15,6 @@ internal static class BlockedStacks
     private const int Shown = 6;
 
     /// <summary>
-    /// Records ASP.NET Core's hosting events of <paramref name="processId"/> once their session is open, and a snapshot
-    /// <paramref name="after"/> that while they still record, off the pool: a site whose action the JIT inlined is named by
-    /// the requests its threads started once the session was open (the one caller's burst is named by its lambdas' frames).
-    /// Answers how long the snapshot's recording took and the requests.
-    /// </summary>
-    public static Task<RecordedStacks> RecordAsync(int processId, TimeSpan after, string trace) =>
-        Task.Factory.StartNew(() =>
-        {
-            var recorded = TimeSpan.Zero;
-            var requests = HostingRequests.Record(processId, after, () =>
-            {
-                var recording = Stopwatch.StartNew();
-                StackSnapshots.Record(processId, trace);
-                recorded = recording.Elapsed;
-            });
-            return new RecordedStacks(recorded, requests);
-        }, CancellationToken.None, TaskCreationOptions.LongRunning, TaskScheduler.Default);
-
-    /// <summary>Groups the recorded stacks: a second or more of a core, so only once the measured load is over.</summary>
-    public static Task<StackSnapshot> AnalyzeAsync(string trace, RecordedStacks recorded) =>
-        Task.Run(() => StackSnapshots.Analyze(trace, requests: recorded.Requests) with { CaptureMs = Math.Round(recorded.Duration.TotalMilliseconds, 1) });
-
-    /// <summary>
     /// The blocking site with the most parked pool threads names <paramref name="scenario"/> (see <see cref="Names"/>) and is
     /// parked in a <paramref name="blocking"/> call, or in one of <paramref name="alsoBlocking"/> when the action makes other kinds of blocking call.
     /// </summary>
@@ -170,5 +147,3 @@ internal static class BlockedStacks
     }
 }
 
-/// <summary>How long a snapshot's recording took, and the requests each thread last started before it.</summary>
-internal sealed record RecordedStacks(TimeSpan Duration, RequestLabels Requests);
