@@ -24,7 +24,7 @@ public sealed class StackCaptureTests(ObservedRuns runs, ITestOutputHelper outpu
         var run = await runs.RunAsync(RunPlan.TaskSleepWait);
 
         var line = run.LogLines(CaptureLogged) is [var first, ..] ? first : null;
-        var samples = run.Record<StreamRecord>(s => s.Source == StreamSource.LivePage).Arrivals;
+        var samples = run.Record<StreamRecord>().Arrivals;
         var next = line?.At is { } at ? samples.FirstOrDefault(s => s.TakenAt >= at) : null;
 
         output.WriteLine($"{run}\n{line}\nthe next sample, at {next?.TakenAt:HH:mm:ss.fff}: starved {next?.Starved}");

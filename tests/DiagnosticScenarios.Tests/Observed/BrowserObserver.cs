@@ -7,8 +7,9 @@ namespace DiagnosticScenarios.Tests.Observed;
 /// <summary>
 /// The live page, open in a real browser for the whole run, as a person at a workshop would have it: opened before the
 /// load, the load started with its own Start load button, reloaded once it shows starvation, and, once the run is over,
-/// its load panel read and its charts saved with its own button. What the page measured itself (when each sample arrived)
-/// is read from it.
+/// its load panel read and its charts saved with its own button. Beside it, in a second tab, the same page served through
+/// the app's Kestrel (its files and its stream), as the page was read before it had a server of its own. What each page
+/// measured itself (when each sample arrived) is read from it.
 /// </summary>
 internal sealed class BrowserObserver(SharedBrowser browser) : IRunObserver
 {
@@ -41,14 +42,22 @@ internal sealed class BrowserObserver(SharedBrowser browser) : IRunObserver
 
     public Task<IObservation> AttachAsync(RunContext run) => Task.Run(IObservation () =>
     {
-        browser.Driver.Navigate().GoToUrl(run.LivePage);
+        var driver = browser.Driver;
+        driver.Navigate().GoToUrl(run.LivePage);
+        var livePage = driver.CurrentWindowHandle;
         SharedBrowser.WaitUntil(() => State() is { Samples: > 0, Scenarios: > 0 }, Patience, "draw its first sample and list the scenarios");
-        return new Observation(browser, run, State());
+        var beforeLoad = State();
+        driver.SwitchTo().NewWindow(WindowType.Tab);
+        driver.Navigate().GoToUrl(new Uri(run.App, "index.html"));
+        SharedBrowser.WaitUntil(() => State() is { Samples: > 0 }, Patience, "draw its first sample through the app");
+        var throughTheApp = driver.CurrentWindowHandle;
+        driver.SwitchTo().Window(livePage);
+        return new Observation(browser, run, beforeLoad, livePage, throughTheApp);
     });
 
     private PageState State() => browser.Read<PageState>(PageStateScript);
 
-    private sealed class Observation(SharedBrowser browser, RunContext run, PageState beforeLoad) : IObservation, ILoadStarter
+    private sealed class Observation(SharedBrowser browser, RunContext run, PageState beforeLoad, string livePage, string throughTheApp) : IObservation, ILoadStarter
     {
         private IReadOnlyList<PageArrival> _beforeReload = [];
         private Task<PageReload?> _reloading = Task.FromResult<PageReload?>(null);
@@ -88,10 +97,15 @@ internal sealed class BrowserObserver(SharedBrowser browser) : IRunObserver
             var scenario = run.Plan.Scenario[(run.Plan.Scenario.LastIndexOf('/') + 1)..];
             await File.WriteAllBytesAsync(Path.Combine(SharedBrowser.Artifacts, $"live-page-{scenario}.png"), export.Bytes);
 
-            // Closes the page's stream before the server goes.
+            // The tab served through the app, read and closed (its stream with it); then the page's stream, before the server goes.
+            Driver.SwitchTo().Window(throughTheApp);
+            var readAt = DateTimeOffset.UtcNow;
+            var servedThroughTheApp = new PageThroughTheApp(State(), readAt);
+            Driver.Close();
+            Driver.SwitchTo().Window(livePage);
             await Driver.Navigate().GoToUrlAsync("about:blank");
             var arrivals = _beforeReload.Concat(end.Arrivals).GroupBy(a => a.Sequence).Select(g => g.OrderByDescending(a => a.Live).First()).OrderBy(a => a.Sequence).ToList();
-            return (object)new BrowserRecord(beforeLoad, end, arrivals, reload, export);
+            return (object)new BrowserRecord(beforeLoad, end, arrivals, reload, export, servedThroughTheApp);
         });
 
         private void SetValue(string id, int value)
@@ -161,7 +175,19 @@ internal sealed class BrowserObserver(SharedBrowser browser) : IRunObserver
 /// <param name="Arrivals">When each sample arrived on the page, before and after the reload.</param>
 /// <param name="Reload">The reload once the page showed starvation; null when it never did.</param>
 /// <param name="Export">The PNG the page's Save button produced, as the browser saved it.</param>
-internal sealed record BrowserRecord(PageState BeforeLoad, PageState End, IReadOnlyList<PageArrival> Arrivals, PageReload? Reload, PageExport Export);
+/// <param name="ThroughTheApp">The same page served through the app's Kestrel, in a second tab for the whole run.</param>
+internal sealed record BrowserRecord(PageState BeforeLoad, PageState End, IReadOnlyList<PageArrival> Arrivals, PageReload? Reload, PageExport Export, PageThroughTheApp ThroughTheApp);
+
+/// <summary>The page served through the app's Kestrel, as read once the run was over.</summary>
+internal sealed record PageThroughTheApp(PageState State, DateTimeOffset ReadAt)
+{
+    /// <summary>
+    /// How late the sample taken at <paramref name="takenAt"/> reached this tab: its lag, or, when it had not arrived by
+    /// the time the tab was read, at least the time from its taking to then (a lower bound).
+    /// </summary>
+    public (TimeSpan Lag, bool Arrived) LagOf(long sequence, DateTimeOffset takenAt) =>
+        State.Arrivals.FirstOrDefault(a => a.Sequence == sequence) is { } arrival ? (arrival.Lag, true) : (ReadAt - takenAt, false);
+}
 
 /// <summary>The page's figures, panels and measurements, as its script reads them.</summary>
 internal sealed record PageState(

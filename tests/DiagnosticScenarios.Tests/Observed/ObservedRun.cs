@@ -36,7 +36,7 @@ internal sealed record ObservedRun(
     /// </summary>
     public IReadOnlyList<StreamArrival> SamplesUnderLoad() =>
     [
-        .. Record<StreamRecord>(s => s.Source == StreamSource.LivePage).Arrivals
+        .. Record<StreamRecord>().Arrivals
             .Where(a => a.TakenAt >= LoadStartedAt && a.TakenAt <= StoppedAt - TimeSpan.FromSeconds(1)),
     ];
 

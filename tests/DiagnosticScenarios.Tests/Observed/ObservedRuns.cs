@@ -181,8 +181,7 @@ public sealed class ObservedRuns : IAsyncLifetime
         List<IRunObserver> observers =
         [
             new MonitorObserver(),
-            new StreamObserver(StreamSource.LivePage),
-            new StreamObserver(StreamSource.App),
+            new StreamObserver(),
             new StacksObserver(),
         ];
         if (plan.RecordsMetrics)

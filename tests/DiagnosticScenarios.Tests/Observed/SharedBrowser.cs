@@ -45,6 +45,8 @@ internal sealed class SharedBrowser : IDisposable
         options.AddArguments(
             "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
             "--disable-background-networking", "--disable-component-update", "--disable-sync",
+            // A tab in the background is not slowed: the page served through the app is measured in one, beside the live page.
+            "--disable-background-timer-throttling", "--disable-renderer-backgrounding", "--disable-backgrounding-occluded-windows",
             "--window-size=1280,1600", $"--force-device-scale-factor={PixelRatio}", $"--user-data-dir={profile.FullName}");
         options.AddUserProfilePreference("download.default_directory", downloads.FullName);
         options.AddUserProfilePreference("download.prompt_for_download", false);

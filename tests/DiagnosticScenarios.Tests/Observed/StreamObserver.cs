@@ -3,48 +3,36 @@ using System.Text.Json;
 
 namespace DiagnosticScenarios.Tests.Observed;
 
-/// <summary>Which server a stream of samples is read from.</summary>
-internal enum StreamSource
-{
-    /// <summary>The live page's own server: threads of the app's own, never its pool.</summary>
-    LivePage,
-
-    /// <summary>The app itself (Kestrel): every sample written through the pool it reports on.</summary>
-    App,
-}
-
 /// <summary>
-/// Reads <c>GET /api/threadpool/stream</c> for the whole run with <see cref="SseParser"/>, noting when each sample arrived:
-/// from the live page's server it is the series the page draws, from the app's own Kestrel it is what a page served
-/// through the pool would have seen.
+/// Reads <c>GET /api/threadpool/stream</c> from the live page's server for the whole run with <see cref="SseParser"/>,
+/// noting when each sample arrived: the series the page draws.
 /// </summary>
-internal sealed class StreamObserver(StreamSource source) : IRunObserver
+internal sealed class StreamObserver : IRunObserver
 {
-    public string Name => $"stream from the {(source == StreamSource.LivePage ? "live page's server" : "app's Kestrel")}";
+    public string Name => "stream from the live page's server";
 
     public async Task<IObservation> AttachAsync(RunContext run)
     {
         var client = new HttpClient { Timeout = Timeout.InfiniteTimeSpan };
-        var address = new Uri(source == StreamSource.LivePage ? run.LivePage : run.App, "api/threadpool/stream");
+        var address = new Uri(run.LivePage, "api/threadpool/stream");
         var response = await client.GetAsync(address, HttpCompletionOption.ResponseHeadersRead).DefaultTimeout();
         response.EnsureSuccessStatusCode();
         var openedAt = DateTimeOffset.UtcNow;
         var body = await response.Content.ReadAsStreamAsync().DefaultTimeout();
-        return new Observation(source, client, response, body, openedAt, run.Stopping);
+        return new Observation(client, response, body, openedAt, run.Stopping);
     }
 
     private sealed class Observation : IObservation
     {
-        private readonly StreamSource _source;
         private readonly HttpClient _client;
         private readonly HttpResponseMessage _response;
         private readonly DateTimeOffset _openedAt;
         private readonly List<StreamArrival> _arrivals = [];
         private readonly Task _reading;
 
-        public Observation(StreamSource source, HttpClient client, HttpResponseMessage response, Stream body, DateTimeOffset openedAt, CancellationToken stopping)
+        public Observation(HttpClient client, HttpResponseMessage response, Stream body, DateTimeOffset openedAt, CancellationToken stopping)
         {
-            (_source, _client, _response, _openedAt) = (source, client, response, openedAt);
+            (_client, _response, _openedAt) = (client, response, openedAt);
             _reading = ReadAsync(body, stopping);
         }
 
@@ -58,7 +46,7 @@ internal sealed class StreamObserver(StreamSource source) : IRunObserver
             _client.Dispose();
             lock (_arrivals)
             {
-                return new StreamRecord(_source, _openedAt, stoppedAt, [.. _arrivals]);
+                return new StreamRecord(_openedAt, stoppedAt, [.. _arrivals]);
             }
         }
 
@@ -101,15 +89,8 @@ internal sealed record StreamArrival(long Sequence, long TakenAtUnixMs, DateTime
 }
 
 /// <summary>A stream read for a whole run: when it opened, when it was stopped, and every sample that arrived in between.</summary>
-internal sealed record StreamRecord(StreamSource Source, DateTimeOffset OpenedAt, DateTimeOffset StoppedAt, IReadOnlyList<StreamArrival> Arrivals)
+internal sealed record StreamRecord(DateTimeOffset OpenedAt, DateTimeOffset StoppedAt, IReadOnlyList<StreamArrival> Arrivals)
 {
     /// <summary>The samples taken after the stream opened (not replayed from the app's history), oldest first.</summary>
     public IReadOnlyList<StreamArrival> Live => [.. Arrivals.Where(a => a.TakenAt >= OpenedAt)];
-
-    /// <summary>
-    /// How late the sample taken at <paramref name="takenAt"/> arrived here: its lag, or, when it never arrived before the
-    /// run was stopped, at least the time from its taking to the stop (a lower bound).
-    /// </summary>
-    public (TimeSpan Lag, bool Arrived) LagOf(long sequence, DateTimeOffset takenAt) =>
-        Arrivals.FirstOrDefault(a => a.Sequence == sequence) is { } arrival ? (arrival.Lag, true) : (StoppedAt - takenAt, false);
 }

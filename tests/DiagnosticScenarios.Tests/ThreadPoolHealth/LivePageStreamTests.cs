@@ -20,7 +20,7 @@ public sealed class LivePageStreamTests(ObservedRuns runs, ITestOutputHelper out
     {
         var run = await runs.RunAsync(RunPlan.TaskSleepWait);
 
-        var stream = run.Record<StreamRecord>(s => s.Source == StreamSource.LivePage);
+        var stream = run.Record<StreamRecord>();
         var samples = stream.Arrivals;
         var starved = samples.Where(s => s.Starved).ToList();
         var gaps = samples.Zip(samples.Skip(1), (a, b) => b.TakenAt - a.TakenAt).ToList();

@@ -58,7 +58,7 @@ public sealed class StarvationDetectionTests(ObservedRuns runs, ITestOutputHelpe
     {
         var run = await runs.RunAsync(RunPlan.TaskAsyncWait);
 
-        var stream = run.Record<StreamRecord>(s => s.Source == StreamSource.LivePage);
+        var stream = run.Record<StreamRecord>();
         var stacks = run.Record<StacksRecord>();
         var monitor = run.Record<MonitorRecord>();
 
