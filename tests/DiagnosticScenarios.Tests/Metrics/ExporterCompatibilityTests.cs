@@ -10,8 +10,12 @@ namespace DiagnosticScenarios.Tests.Metrics;
 /// <summary>
 /// The app writes its scrape itself (OpenTelemetry's Prometheus exporter queues each collection to the thread pool, so it
 /// cannot answer while the pool starves), in the exporter's own names, so the shipped alert rules read the same series
-/// whichever of the two a reader scrapes: checked here against the exporter on the same meter provider.
+/// whichever of the two a reader scrapes: checked here against the exporter on the same meter provider. The provider
+/// listens to its meters by name, so it also reads the in-process apps of other tests: it runs alone, after them (a CI run
+/// saw a PostgreSQL test's series in the exporter's scrape alone, recorded between our first scrape and theirs, its app
+/// gone before our second).
 /// </summary>
+[Collection(ProcessWideStateCollection.Name)]
 public sealed class ExporterCompatibilityTests(InProcessApp app, ITestOutputHelper output) : IClassFixture<InProcessApp>
 {
     private readonly InProcessApp _app = app.LogTo(output);
@@ -49,11 +53,10 @@ public sealed class ExporterCompatibilityTests(InProcessApp app, ITestOutputHelp
     }
 
     // Each series' name and labels, its value left out: the two scrapes are two collections a moment apart. A series of
-    // another route is left out too: the meter provider listens to its meters by name, so it also reads the apps of the
-    // tests running beside this one, whose per-route series come and go with their requests and their app's disposal
-    // (a fresh machine's run once saw another app's hold-time series in theirs and no longer in ours after; a CI run
-    // saw semaphore-async's in theirs alone, requested and gone between our two scrapes). The routes this test requests,
-    // and every series without a route, are compared.
+    // another route is left out too: the other tests' apps, run before this one, may have left per-route series behind
+    // (when this test ran beside them, a fresh machine's run saw another app's hold-time series in theirs and no longer
+    // in ours after, and a CI run semaphore-async's in theirs alone). The routes this test requests, and every series
+    // without a route, are compared.
     private static List<string> Series(string text) =>
         [.. text.Split('\n')
             .Where(l => l.Length > 0 && !l.StartsWith('#') && !l.StartsWith("target_info", StringComparison.Ordinal))
