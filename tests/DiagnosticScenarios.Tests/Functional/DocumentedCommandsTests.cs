@@ -59,7 +59,7 @@ public sealed partial class DocumentedCommandsTests
     }
 
     [Fact]
-    public void TheDocumentsGiveCommands_TheWalkthroughChecks()
+    public void TheParse_FindsTheWorkshopsAndTheQuickStartsCommands()
     {
         // The parse above finds the workshop's steps: an empty or tiny list would make the theory pass on nothing.
         var commands = Commands().Select(row => (string)row[1]).ToList();
