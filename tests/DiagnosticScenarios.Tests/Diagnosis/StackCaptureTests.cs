@@ -86,7 +86,10 @@ public sealed class StackCaptureTests(ObservedRuns runs, ITestOutputHelper outpu
         Assert.True(top.InlinedInto is not null || BlockedStacks.NamesLine(top.AppFrames, expected.Action), $"the top site neither says the JIT inlined the action nor carries a line of {expected.Action}'s body");
         Assert.Contains($"serving GET {expected.Route} ", top.RequestsSeen, StringComparison.Ordinal);
         Assert.Equal(blocking, top.Blocking.Kind);
-        // Taken at the starvation event: most of the pool is parked in this one site (6 of 6 and 45 of 46 in a CI run).
-        Assert.True(2 * top.Threads > capture.Snapshot.PoolThreadCount, $"the top site holds {top.Threads} of {capture.Snapshot.PoolThreadCount} pool threads, not most");
+        // Taken at the starvation event: most of the pool threads parked in a call are parked in this one site (6 of 6 and
+        // 45 of 46 in CI runs). Not most of all pool threads: a capture 2.6 s into a tasksleepwait run found 3 of 8 parked
+        // here and the other five idle, just injected or between requests.
+        var parked = capture.Snapshot.BlockedPoolSites.Sum(s => s.Threads);
+        Assert.True(2 * top.Threads > parked, $"the top site holds {top.Threads} of the {parked} parked pool threads ({capture.Snapshot.PoolThreadCount} in all), not most");
     }
 }
