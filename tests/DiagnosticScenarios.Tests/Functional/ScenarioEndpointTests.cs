@@ -6,8 +6,9 @@ using Xunit.Abstractions;
 namespace DiagnosticScenarios.Tests.Functional;
 
 /// <summary>
-/// Each scenario answers its contract body, one request at a time. The methods of this class run one
-/// after another, so the CPU and memory scenarios never overlap the unloaded-latency measurements.
+/// Each scenario's unloaded latency, and the CPU scenario's spin, one request at a time and alone: the latencies are only
+/// unloaded, and the test host's CPU is only the spin's, when nothing else runs. What the scenarios answer, with no clock,
+/// is <see cref="ScenarioAnswerTests"/>', beside the other functional tests.
 /// </summary>
 [Collection(UnloadedTimingCollection.Name)]
 public sealed class ScenarioEndpointTests(InProcessApp app, ITestOutputHelper output) : IClassFixture<InProcessApp>
@@ -21,19 +22,7 @@ public sealed class ScenarioEndpointTests(InProcessApp app, ITestOutputHelper ou
     private static readonly TimeSpan UnloadedMargin = TimeSpan.FromMilliseconds(250);
 
     // Timers tick on a millisecond clock, so a 500 ms delay can end a millisecond or two before a Stopwatch says 500.
-    private static readonly TimeSpan TimerResolution = TimeSpan.FromMilliseconds(15);
-
-    [Theory]
-    [MemberData(nameof(CatalogueData.MockShapes), MemberType = typeof(CatalogueData))]
-    public async Task MockScenario_AnswersSuccessName_WithShortDelay(string scenario)
-    {
-        using var client = _app.CreateClient();
-
-        var (status, body) = await GetAsync(client, $"/api/diagscenario/{scenario}?delayMs=1");
-
-        Assert.Equal(HttpStatusCode.OK, status);
-        Assert.Equal($"success:{scenario}", body);
-    }
+    internal static readonly TimeSpan TimerResolution = TimeSpan.FromMilliseconds(15);
 
     [Theory]
     [MemberData(nameof(CatalogueData.MockShapes), MemberType = typeof(CatalogueData))]
@@ -75,46 +64,6 @@ public sealed class ScenarioEndpointTests(InProcessApp app, ITestOutputHelper ou
         Assert.True(watch.Elapsed < UnloadedMargin, $"ping took {watch.Elapsed.TotalMilliseconds:F0} ms unloaded.");
     }
 
-    [Theory]
-    [InlineData("async")]
-    [InlineData("blocking")]
-    public async Task TaskBurst_ReportsModeCountAndElapsed(string mode)
-    {
-        using var client = _app.CreateClient();
-
-        var (status, body) = await GetAsync(client, $"/api/diagscenario/taskburst?count=4&delayMs=10&mode={mode}");
-
-        Assert.Equal(HttpStatusCode.OK, status);
-        Assert.Matches($"^success:taskburst mode={mode} count=4 delayMs=10 elapsedMs=[0-9]+$", body);
-    }
-
-    [Fact]
-    public async Task TaskBurst_DefaultsToBlockingMode_WhenModeIsOmitted()
-    {
-        using var client = _app.CreateClient();
-
-        // A small burst keeps the blocking default short.
-        var (status, body) = await GetAsync(client, "/api/diagscenario/taskburst?count=4&delayMs=10");
-
-        Assert.Equal(HttpStatusCode.OK, status);
-        Assert.Matches("^success:taskburst mode=blocking count=4 delayMs=10 elapsedMs=[0-9]+$", body);
-    }
-
-    [Fact]
-    public async Task TaskBurst_DefaultsToThousandTasksOfOneSecond_WhenCountAndDelayAreOmitted()
-    {
-        using var client = _app.CreateClient();
-
-        // The async mode keeps the thousand one-second tasks to about a second; the blocking run is TaskBurstLoadTests'.
-        var watch = Stopwatch.StartNew();
-        var (status, body) = await GetAsync(client, "/api/diagscenario/taskburst?mode=async");
-        watch.Stop();
-
-        Assert.Equal(HttpStatusCode.OK, status);
-        Assert.Matches("^success:taskburst mode=async count=1000 delayMs=1000 elapsedMs=[0-9]+$", body);
-        Assert.True(watch.Elapsed >= TimeSpan.FromSeconds(1) - TimerResolution, $"the burst of one-second tasks answered after {watch.Elapsed.TotalMilliseconds:F0} ms");
-    }
-
     [Fact]
     public async Task HighCpu_SpinsForTheGivenTime()
     {
@@ -143,37 +92,10 @@ public sealed class ScenarioEndpointTests(InProcessApp app, ITestOutputHelper ou
         Assert.True(answers.Max(a => a.Cpu) >= spin / 2, $"highcpu/300 took too little CPU to have spun: {figures}");
     }
 
-    [Fact]
-    public async Task MemSpike_AnswersAfterTheGivenSeconds()
-    {
-        using var client = _app.CreateClient();
-
-        var watch = Stopwatch.StartNew();
-        var (status, body) = await GetAsync(client, "/api/diagscenario/memspike/1");
-        watch.Stop();
-
-        Assert.Equal(HttpStatusCode.OK, status);
-        Assert.Equal("success:memspike", body);
-        Assert.InRange(watch.Elapsed, TimeSpan.FromSeconds(1), TimeSpan.FromSeconds(20));
-    }
-
-    [Fact]
-    public async Task MemLeak_AnswersSuccess_UnderTheCap()
-    {
-        using var client = _app.CreateClient();
-
-        // The scenario's cache is static by design: this 1 KB stays in the test host for good, which no other test minds
-        // (the cap test counts what is already leaked).
-        var (status, body) = await GetAsync(client, "/api/diagscenario/memleak/1");
-
-        Assert.Equal(HttpStatusCode.OK, status);
-        Assert.Equal("success:memleak", body);
-    }
-
     /// <summary>
-    /// The memory scenarios run in this class too (memspike's hundreds of megabytes): their garbage is collected before a
-    /// clock starts, so that collecting it cannot land inside a measurement (CI once saw tasksleepwait at 1035 ms a few
-    /// seconds after memspike; the cause was not shown).
+    /// The memory scenarios run in the same test host before this class (memspike's hundreds of megabytes): earlier tests'
+    /// garbage is collected before a clock starts, so that collecting it cannot land inside a measurement (CI once saw
+    /// tasksleepwait at 1035 ms a few seconds after memspike; the cause was not shown).
     /// </summary>
     // Noise only ever adds time to an answer, so the fastest of a few tells how long the scenario itself takes. Seen in two
     // suite runs: tasksleepwait answering in 1035 ms and 773 ms, unloaded; in the second the app's own detector logged a
@@ -210,7 +132,7 @@ public sealed class ScenarioEndpointTests(InProcessApp app, ITestOutputHelper ou
         GC.Collect();
     }
 
-    private static async Task<(HttpStatusCode Status, string Body)> GetAsync(HttpClient client, string path)
+    internal static async Task<(HttpStatusCode Status, string Body)> GetAsync(HttpClient client, string path)
     {
         using var response = await client.GetAsync(new Uri(path, UriKind.Relative)).DefaultTimeout();
         return (response.StatusCode, await response.Content.ReadAsStringAsync().DefaultTimeout());
