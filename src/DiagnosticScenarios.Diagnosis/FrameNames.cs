@@ -4,7 +4,7 @@ namespace DiagnosticScenarios.Diagnosis;
 /// Reads the frame names TraceEvent gives (<c>module!Namespace.Type.Method(args)</c>): the short <c>Type.Method</c>
 /// a reader looks for, and whether a stack is a thread-pool worker's.
 /// </summary>
-public static class FrameNames
+public static partial class FrameNames
 {
     // The bottom of every managed thread-pool worker: the portable pool's worker loop and the queue it drains.
     private static readonly string[] PoolDispatchMarkers =
@@ -64,6 +64,18 @@ public static class FrameNames
         ArgumentNullException.ThrowIfNull(method);
         return method.EndsWith("Async", StringComparison.Ordinal);
     }
+
+    /// <summary>
+    /// A method compiled at run time without the number that tells its copies apart (<c>dynamicClass.lambda_method</c>):
+    /// the first requests to reach an action of a cold app at once may each compile its invoker (a capture of a cold
+    /// server's first tasksleepwait second found nine threads parked in six of them, <c>lambda_method42</c> to <c>50</c>),
+    /// the same code, numbered apart.
+    /// </summary>
+    /// <param name="invoker">As a site's <c>InlinedInto</c> names it, with its caller.</param>
+    public static string WithoutCopyNumber(string invoker) => CompiledCopyNumber().Replace(invoker, "lambda_method");
+
+    [System.Text.RegularExpressions.GeneratedRegex(@"lambda_method\d+")]
+    private static partial System.Text.RegularExpressions.Regex CompiledCopyNumber();
 
     /// <summary>A stack (leaf first) of a thread-pool worker.</summary>
     public static bool IsPoolWorker(IEnumerable<string> frames) =>

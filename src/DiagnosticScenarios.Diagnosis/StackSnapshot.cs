@@ -29,11 +29,12 @@ public sealed record StackSnapshot(
     /// <summary>
     /// The pool workers parked in a call (idle workers left out), merged by the kind of call and the app's frames and lines
     /// (or, without them, the method the app's code was inlined into), most threads first. Threads parked on one line split
-    /// over several exact stacks (tiered compilation renames frames, requests arrive by different paths); a site counts them together.
+    /// over several exact stacks (tiered compilation renames frames, requests arrive by different paths, a cold app's first
+    /// requests compile copies of one invoker); a site counts them together.
     /// </summary>
     public IReadOnlyList<BlockingSite> BlockedPoolSites =>
         Groups.Where(IsParkedPoolGroup)
-            .GroupBy(g => (g.Blocking!.Kind, AppFrames: string.Join('\n', g.AppFrames), g.InlinedInto))
+            .GroupBy(g => (g.Blocking!.Kind, AppFrames: string.Join('\n', g.AppFrames), Invoker: SiteInvoker(g)))
             .Select(site => site.OrderByDescending(g => g.Threads).ToList())
             .Select(groups => new BlockingSite(groups.Sum(g => g.Threads), groups[0].Blocking!, groups[0].AppFrames, groups)
             {
@@ -55,6 +56,15 @@ public sealed record StackSnapshot(
     /// </summary>
     public IEnumerable<ThreadGroup> PoolGroupsBlockedInApp() =>
         Groups.Where(g => IsParkedPoolGroup(g) && (g.AppFrame is not null || g.InlinedInto is not null) && !(g.AppCall is { } call && FrameNames.IsAsyncMethod(call)));
+
+    // The invoker a site's code was inlined into, as far as it tells sites apart. The copies of one invoker are one site
+    // where the app's own labels say which request each thread serves, a site without app frames one per request; the
+    // hosting events' labels (the last request a thread started) are not sure enough to merge copies on.
+    private string? SiteInvoker(ThreadGroup group) =>
+        group.InlinedInto is not { } invoker ? null
+        : Requests is not { Exact: true } ? invoker
+        : group.AppFrames.Count > 0 ? FrameNames.WithoutCopyNumber(invoker)
+        : $"{FrameNames.WithoutCopyNumber(invoker)}#{(group.Requests is [var top, ..] ? top.Request : null)}";
 
     private static bool IsParkedPoolGroup(ThreadGroup group) => group.PoolThreads && group.Blocking is { Kind: not BlockingKind.IdleWorker };
 }
