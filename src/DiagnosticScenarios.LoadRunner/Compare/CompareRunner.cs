@@ -24,7 +24,9 @@ public static class CompareRunner
         }
 
         ServerProcess? server = await StartServerAsync(options, cancellationToken);
-        Task<ServerProcess>? next = null;
+
+        // Servers started ahead, in the order they are measured in: one is always up and idle while another is measured.
+        var ahead = new Queue<Task<ServerProcess>>();
         try
         {
             var catalogue = await AppCatalogue.ReadAsync(server.BaseAddress, options.Timeout, cancellationToken);
@@ -32,18 +34,24 @@ public static class CompareRunner
             var scenarios = family.Select(options.Scenarios).ToList();
             var delayMs = options.DelayMs ?? family.DefaultDelayMs;
             var results = new List<ScenarioResult>();
+            if (scenarios.Count > 1)
+            {
+                ahead.Enqueue(StartServerAsync(options, cancellationToken));
+            }
+
             foreach (var (scenario, index) in scenarios.Select((s, i) => (s, i)))
             {
-                server ??= await next!;
-                next = null;
+                server ??= await ahead.Dequeue();
                 await log.WriteLineAsync($"{scenario.Name}: fresh server, {options.Connections} connections for {options.Duration.TotalSeconds:0.#} s ...");
-                var (result, diagnosis) = await MeasureAsync(server, options, scenario, delayMs, catalogue.BaselineRoute, log, cancellationToken);
+                var (result, diagnosis) = await MeasureAsync(server, options, scenario, delayMs, catalogue.BaselineRoute, Task.WhenAll(ahead), log, cancellationToken);
                 await server.DisposeAsync();
                 server = null;
-                if (index + 1 < scenarios.Count)
+                if (index + 2 < scenarios.Count)
                 {
-                    // The next server starts while this one's records are analysed: both are over before its load starts.
-                    next = StartServerAsync(options, cancellationToken);
+                    // The one after the next starts once this server is gone (with its database connections), while this
+                    // one's records are analysed and the next one answers its warm-up request; it is up, and idle, before
+                    // the next load starts.
+                    ahead.Enqueue(StartServerAsync(options, cancellationToken));
                 }
 
                 if (diagnosis is not null)
@@ -86,13 +94,13 @@ public static class CompareRunner
                 await server.DisposeAsync();
             }
 
-            // A comparison that failed while the next server was starting leaves no server behind.
-            if (next is not null)
+            // A comparison that failed while servers were starting ahead leaves none of them behind.
+            foreach (var starting in ahead)
             {
-                await ((Task)next).ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
-                if (next.IsCompletedSuccessfully)
+                await ((Task)starting).ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
+                if (starting.IsCompletedSuccessfully)
                 {
-                    await (await next).DisposeAsync();
+                    await (await starting).DisposeAsync();
                 }
             }
         }
@@ -100,9 +108,10 @@ public static class CompareRunner
 
     /// <summary>One warm-up request, then the load with the thread count sampled once a second and a ping probe alongside.</summary>
     /// <param name="pingRoute">The app's baseline route, the probe's.</param>
+    /// <param name="othersUp">The servers started ahead: the load waits for them to be up, so no start-up competes with it for the cores.</param>
     /// <param name="log">Told the server's process id as the load starts, so dotnet-stack or dotnet-trace can be pointed at it meanwhile.</param>
     /// <returns>The figures, and the diagnosis's records (finished, the server still up) for the caller to analyse once the server is gone.</returns>
-    private static async Task<(ScenarioResult Result, LoadDiagnosis? Diagnosis)> MeasureAsync(ServerProcess server, ComparisonOptions options, Scenario scenario, int? delayMs, string pingRoute, TextWriter log, CancellationToken cancellationToken)
+    private static async Task<(ScenarioResult Result, LoadDiagnosis? Diagnosis)> MeasureAsync(ServerProcess server, ComparisonOptions options, Scenario scenario, int? delayMs, string pingRoute, Task othersUp, TextWriter log, CancellationToken cancellationToken)
     {
         var load = scenario.LoadOptions(scenario.Url(server.BaseAddress, delayMs)) with
         {
@@ -113,6 +122,9 @@ public static class CompareRunner
             ThinkTime = options.ThinkTime,
         };
         await WarmUpAsync(load, cancellationToken);
+#pragma warning disable VSTHRD003 // deliberate: the servers this comparison started ahead
+        await othersUp;
+#pragma warning restore VSTHRD003
 
         var ping = new LoadOptions
         {

@@ -36,7 +36,7 @@ public sealed record ComparisonOptions
 
     /// <summary>
     /// Also diagnose each server under its load, from outside as any .NET process: a wait trace over the load and a stack
-    /// snapshot half-way through, recorded while the load runs and analysed after it, before the next server starts.
+    /// snapshot half-way through, recorded while the load runs and analysed after it, before the next load starts.
     /// </summary>
     public bool Diagnose { get; init; }
 

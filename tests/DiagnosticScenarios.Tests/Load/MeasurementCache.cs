@@ -20,8 +20,8 @@ public abstract class MeasurementCache
 
     /// <summary>
     /// Scenarios measured together, by one <c>compare</c>, as soon as a test asks for any of them: each still on a fresh
-    /// server of its own, loaded the same way, but the runner starts once and starts each next server while it analyses
-    /// the last one's records. Every scenario of a batch has the same <see cref="OptionsFor"/>.
+    /// server of its own, loaded the same way, but the runner starts once and starts each server one measurement ahead,
+    /// up and idle before the load it waits through. Every scenario of a batch has the same <see cref="OptionsFor"/>.
     /// </summary>
     protected virtual IEnumerable<IReadOnlyList<string>> Batches => [];
 
