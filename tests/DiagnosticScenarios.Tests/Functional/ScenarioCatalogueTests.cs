@@ -66,7 +66,8 @@ public sealed class ScenarioCatalogueTests(InProcessApp app, ITestOutputHelper o
     /// Every BAD scenario that blocks the pool has its runtime view, which the load tests check; no other has one. Those
     /// are the loadable families' and the tutorial family's task burst (TaskBurstLoadTests); the tutorial's other BAD
     /// endpoints block no pool thread (the deadlock's threads are its own; CPU, memory, an exception). intermittent is the
-    /// one exception: a snapshot finds it only now and then, which IntermittentBlockingTests measures.
+    /// one exception: a snapshot finds it only now and then, which IntermittentBlockingTests measures, and whether the pool
+    /// adds a thread for its rare Task wait depends on where hill climbing left the goal (3 of 5 runs did; README).
     /// </summary>
     [Fact]
     public void RuntimeView_IsGivenForEveryMeasuredBadScenario_AndNoOther()

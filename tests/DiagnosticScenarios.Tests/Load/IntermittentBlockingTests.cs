@@ -75,6 +75,7 @@ public sealed class IntermittentBlockingTests(ITestOutputHelper output)
             var top = waits.TopSite();
             var figures = string.Create(CultureInfo.InvariantCulture,
                 $"{caught} of {Snapshots} snapshots found a pool thread parked in {scenario.Action}; the wait trace: {waits.Waits} waits, {waits.PoolWaits} on pool threads, top site: {top?.Describe() ?? "none"}.\n" +
+                $"Pool adjustments in the trace: {string.Join(", ", waits.PoolAdjustments.Select(a => $"{a.Key} {a.Value}"))}.\n" +
                 $"Load: {report.RequestsPerSecond:0.0} req/s, p50 {report.Latency.P50:0} ms, p99 {report.Latency.P99:0} ms, failures {report.Failures}.\n") +
                 string.Join('\n', snapshots.Select((s, i) => $"snapshot {i}: {s.PoolThreadCount} pool threads; {(s.TopBlockedPoolSite() is { } site ? site.Describe(s.PoolThreadCount) : "none parked")}"));
             output.WriteLine(figures);
