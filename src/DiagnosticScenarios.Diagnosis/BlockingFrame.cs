@@ -101,8 +101,12 @@ public sealed record BlockingFrame(BlockingKind Kind, string Name, string Frame)
         ("BlockingCollection`1.TryTake", "hand the items over through a Channel and await its reader's ReadAsync: BlockingCollection has no async Take (/api/blocking/blockingcollection → channel)"),
     ];
 
-    // A wait in a delegate the DI container calls to build a service: the container cannot await it.
+    // A wait in a delegate the DI container calls to build a service: the container cannot await it. The container calls
+    // it through its call-site resolver (ServiceLookup) until the service has been resolved twice, then through the
+    // resolver it compiles for it, a dynamic method of its own module (Microsoft.Extensions.DependencyInjection!dynamicClass.ResolveService):
+    // under load almost every call after the first few.
     private const string ContainerFrames = "Microsoft.Extensions.DependencyInjection.ServiceLookup.";
+    private const string ContainerCompiledResolver = "Microsoft.Extensions.DependencyInjection!dynamicClass.ResolveService(";
 
     private const string ContainerFix =
         "a DI factory cannot await: inject what loads the value and await the load in the request's async code (/api/blocking/difactory → difactory-async)";
@@ -137,7 +141,7 @@ public sealed record BlockingFrame(BlockingKind Kind, string Name, string Frame)
         }
 
         if (at >= 0 && at + 1 < framesLeafFirst.Count && blocking.Kind is BlockingKind.TaskWait or BlockingKind.GetAwaiterGetResult
-            && FrameNames.Method(framesLeafFirst[at + 1]).StartsWith(ContainerFrames, StringComparison.Ordinal))
+            && IsContainer(framesLeafFirst[at + 1]))
         {
             return ContainerFix;
         }
@@ -152,6 +156,10 @@ public sealed record BlockingFrame(BlockingKind Kind, string Name, string Frame)
         var at = appFrame is null ? -1 : IndexOfApp(framesLeafFirst, appFrame.Method);
         return at > 0 ? FrameNames.TypeAndMethod(framesLeafFirst[at - 1]) : null;
     }
+
+    private static bool IsContainer(string frame) =>
+        FrameNames.Method(frame).StartsWith(ContainerFrames, StringComparison.Ordinal)
+        || frame.StartsWith(ContainerCompiledResolver, StringComparison.Ordinal);
 
     // Where the app's innermost frame (Type.Method) is in the stack, leaf first.
     private static int IndexOfApp(IReadOnlyList<string> framesLeafFirst, string appMethod)
