@@ -23,27 +23,32 @@ public static class CompareRunner
             await log.WriteLineAsync(FormattableString.Invariant($"min threads: {min}, {ServerOptions.MinWorkerThreadsVia}"));
         }
 
-        ServerProcess? server = await StartServerAsync(options, cancellationToken);
-
         // Servers started ahead, in the order they are measured in: one is always up and idle while another is measured.
         var ahead = new Queue<Task<ServerProcess>>();
+
+        // The last measurement's analysis, under way.
+        var analysing = Task.CompletedTask;
+        ServerProcess? server = null;
         try
         {
+            // The second server starts beside the first, before any load, unless one scenario was asked for.
+            var first = StartServerAsync(options, cancellationToken);
+            if (options.Scenarios.Count != 1)
+            {
+                ahead.Enqueue(StartServerAsync(options, cancellationToken));
+            }
+
+            server = await first;
             var catalogue = await AppCatalogue.ReadAsync(server.BaseAddress, options.Timeout, cancellationToken);
             var family = catalogue.Family(options.Family);
             var scenarios = family.Select(options.Scenarios).ToList();
             var delayMs = options.DelayMs ?? family.DefaultDelayMs;
             var results = new List<ScenarioResult>();
-            if (scenarios.Count > 1)
-            {
-                ahead.Enqueue(StartServerAsync(options, cancellationToken));
-            }
 
             foreach (var (scenario, index) in scenarios.Select((s, i) => (s, i)))
             {
                 server ??= await ahead.Dequeue();
-                await log.WriteLineAsync($"{scenario.Name}: fresh server, {options.Connections} connections for {options.Duration.TotalSeconds:0.#} s ...");
-                var (result, diagnosis) = await MeasureAsync(server, options, scenario, delayMs, catalogue.BaselineRoute, Task.WhenAll(ahead), log, cancellationToken);
+                var (result, diagnosis) = await MeasureAsync(server, options, scenario, delayMs, catalogue.BaselineRoute, Task.WhenAll([.. ahead, analysing]), log, cancellationToken);
                 await server.DisposeAsync();
                 server = null;
                 if (index + 2 < scenarios.Count)
@@ -54,21 +59,12 @@ public static class CompareRunner
                     ahead.Enqueue(StartServerAsync(options, cancellationToken));
                 }
 
-                if (diagnosis is not null)
-                {
-                    using (diagnosis)
-                    {
-                        // Analysed now the load is over: a second or more of a core that would otherwise have been taken from the server.
-                        result = result with { Diagnosis = await diagnosis.AnalyzeAsync(cancellationToken) };
-                    }
-                }
-
-                await log.WriteLineAsync(
-                    $"{scenario.Name}: {result.Load.RequestsPerSecond:0.0} req/s, avg {result.Load.Latency.Average:0} ms, p99 {result.Load.Latency.P99:0} ms, " +
-                    $"errors {result.Load.Failures}, threads peak {result.PeakThreads} end {result.ThreadsAtEnd}");
-                results.Add(result);
+                // Analysed beside the next server's warm-up request, and over before its load starts: a second or more of
+                // a core that would otherwise have been taken from a server under load.
+                analysing = ReportAsync(result, diagnosis, results, log, cancellationToken);
             }
 
+            await analysing;
             return new ComparisonResult
             {
                 StartedAt = started,
@@ -89,6 +85,8 @@ public static class CompareRunner
         }
         finally
         {
+            // A comparison that failed while a measurement was analysed leaves its records behind it.
+            await analysing.ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
             if (server is not null)
             {
                 await server.DisposeAsync();
@@ -106,12 +104,29 @@ public static class CompareRunner
         }
     }
 
+    /// <summary>Analyses a measurement's records, if it has any, and adds the result to <paramref name="results"/> with a line in the log.</summary>
+    private static async Task ReportAsync(ScenarioResult result, LoadDiagnosis? diagnosis, List<ScenarioResult> results, TextWriter log, CancellationToken cancellationToken)
+    {
+        if (diagnosis is not null)
+        {
+            using (diagnosis)
+            {
+                result = result with { Diagnosis = await diagnosis.AnalyzeAsync(cancellationToken) };
+            }
+        }
+
+        await log.WriteLineAsync(
+            $"{result.Scenario}: {result.Load.RequestsPerSecond:0.0} req/s, avg {result.Load.Latency.Average:0} ms, p99 {result.Load.Latency.P99:0} ms, " +
+            $"errors {result.Load.Failures}, threads peak {result.PeakThreads} end {result.ThreadsAtEnd}");
+        results.Add(result);
+    }
+
     /// <summary>One warm-up request, then the load with the thread count sampled once a second and a ping probe alongside.</summary>
     /// <param name="pingRoute">The app's baseline route, the probe's.</param>
-    /// <param name="othersUp">The servers started ahead: the load waits for them to be up, so no start-up competes with it for the cores.</param>
+    /// <param name="othersDone">The servers started ahead and the last measurement's analysis: the load waits for them to be up and done, so no start-up or analysis competes with it for the cores.</param>
     /// <param name="log">Told the server's process id as the load starts, so dotnet-stack or dotnet-trace can be pointed at it meanwhile.</param>
     /// <returns>The figures, and the diagnosis's records (finished, the server still up) for the caller to analyse once the server is gone.</returns>
-    private static async Task<(ScenarioResult Result, LoadDiagnosis? Diagnosis)> MeasureAsync(ServerProcess server, ComparisonOptions options, Scenario scenario, int? delayMs, string pingRoute, Task othersUp, TextWriter log, CancellationToken cancellationToken)
+    private static async Task<(ScenarioResult Result, LoadDiagnosis? Diagnosis)> MeasureAsync(ServerProcess server, ComparisonOptions options, Scenario scenario, int? delayMs, string pingRoute, Task othersDone, TextWriter log, CancellationToken cancellationToken)
     {
         var load = scenario.LoadOptions(scenario.Url(server.BaseAddress, delayMs)) with
         {
@@ -122,8 +137,8 @@ public static class CompareRunner
             ThinkTime = options.ThinkTime,
         };
         await WarmUpAsync(load, cancellationToken);
-#pragma warning disable VSTHRD003 // deliberate: the servers this comparison started ahead
-        await othersUp;
+#pragma warning disable VSTHRD003 // deliberate: the servers this comparison started ahead, and its own analysis
+        await othersDone;
 #pragma warning restore VSTHRD003
 
         var ping = new LoadOptions
@@ -138,7 +153,7 @@ public static class CompareRunner
             Rate = 10,
         };
 
-        await log.WriteLineAsync(FormattableString.Invariant($"{scenario.Name}: loading server pid {server.ProcessId}"));
+        await log.WriteLineAsync(FormattableString.Invariant($"{scenario.Name}: fresh server, {options.Connections} connections for {options.Duration.TotalSeconds:0.#} s, loading server pid {server.ProcessId}"));
         using var sampler = server.SampleThreadCount(TimeSpan.FromSeconds(1));
         var diagnosis = options.Diagnose ? await LoadDiagnosis.StartAsync(server.ProcessId, options.SnapshotAfter ?? options.Duration / 2, cancellationToken) : null;
         try
