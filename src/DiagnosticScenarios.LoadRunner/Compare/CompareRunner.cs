@@ -24,7 +24,9 @@ public static class CompareRunner
         }
 
         // Servers started ahead, in the order they are measured in: one is always up and idle while another is measured.
+        // A comparison that ends early (a family the app does not serve, a measurement that failed) stops their starts.
         var ahead = new Queue<Task<ServerProcess>>();
+        using var startsAhead = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
 
         // The last measurement's analysis, under way.
         var analysing = Task.CompletedTask;
@@ -35,7 +37,7 @@ public static class CompareRunner
             var first = StartServerAsync(options, cancellationToken);
             if (options.Scenarios.Count != 1)
             {
-                ahead.Enqueue(StartServerAsync(options, cancellationToken));
+                ahead.Enqueue(StartServerAsync(options, startsAhead.Token));
             }
 
             server = await first;
@@ -56,7 +58,7 @@ public static class CompareRunner
                     // The one after the next starts once this server is gone (with its database connections), while this
                     // one's records are analysed and the next one answers its warm-up request; it is up, and idle, before
                     // the next load starts.
-                    ahead.Enqueue(StartServerAsync(options, cancellationToken));
+                    ahead.Enqueue(StartServerAsync(options, startsAhead.Token));
                 }
 
                 // Analysed beside the next server's warm-up request, and over before its load starts: a second or more of
@@ -93,6 +95,7 @@ public static class CompareRunner
             }
 
             // A comparison that failed while servers were starting ahead leaves none of them behind.
+            await startsAhead.CancelAsync();
             foreach (var starting in ahead)
             {
                 await ((Task)starting).ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);

@@ -83,7 +83,32 @@ internal sealed class PrometheusWatch : IAsyncDisposable
             inputs.Append(label).Append(": ").AppendJoin(' ', values).Append('\n');
         }
 
-        return new AlertHistory(from, [.. states.OrderBy(s => s.At)], inputs.ToString());
+        return new AlertHistory(from, [.. states.OrderBy(s => s.At)], inputs.ToString(), await ScrapesAsync(from, end));
+    }
+
+    /// <summary>
+    /// Every scrape of the live page from <paramref name="from"/> to <paramref name="end"/>, as Prometheus stamped it: the
+    /// raw samples of its own <c>up</c> and <c>scrape_duration_seconds</c> and of the pool's queue length, which the
+    /// scrape carried (a range selector in an instant query answers the samples themselves, not a step's lookback).
+    /// </summary>
+    private async Task<IReadOnlyList<Scrape>> ScrapesAsync(DateTimeOffset from, DateTimeOffset end)
+    {
+        var range = string.Create(CultureInfo.InvariantCulture, $"[{Math.Ceiling((end - from).TotalSeconds) + 1:0}s]");
+        async Task<Dictionary<long, double>> SamplesAsync(string metric) =>
+            (await _prometheus.QueryAsync(metric + range)).EnumerateArray().SelectMany(s => s.GetProperty("values").EnumerateArray())
+                .ToDictionary(v => (long)(v[0].GetDouble() * 1000), v => double.Parse(v[1].GetString()!, CultureInfo.InvariantCulture));
+
+        var up = await SamplesAsync("up");
+        var took = await SamplesAsync("scrape_duration_seconds");
+        var queue = await SamplesAsync(StarvationRulePrometheus.QueueLength);
+        return
+        [
+            .. up.Where(u => u.Key >= from.ToUnixTimeMilliseconds()).OrderBy(u => u.Key).Select(u => new Scrape(
+                DateTimeOffset.FromUnixTimeMilliseconds(u.Key),
+                u.Value == 1,
+                took.TryGetValue(u.Key, out var seconds) ? TimeSpan.FromSeconds(seconds) : null,
+                queue.TryGetValue(u.Key, out var length) ? (long)length : null)),
+        ];
     }
 
     public ValueTask DisposeAsync() => _prometheus.DisposeAsync();
@@ -95,7 +120,8 @@ internal sealed class PrometheusWatch : IAsyncDisposable
 /// <param name="WatchStartedAt">When Prometheus started watching.</param>
 /// <param name="States">Each second the alert was pending or firing; empty when it never left inactive.</param>
 /// <param name="Inputs">The alert's inputs, one per second, for a failure message.</param>
-internal sealed record AlertHistory(DateTimeOffset WatchStartedAt, IReadOnlyList<AlertState> States, string Inputs)
+/// <param name="Scrapes">Each scrape of the live page since the watch started, oldest first.</param>
+internal sealed record AlertHistory(DateTimeOffset WatchStartedAt, IReadOnlyList<AlertState> States, string Inputs, IReadOnlyList<Scrape> Scrapes)
 {
     public DateTimeOffset? FirstFiring => States.FirstOrDefault(s => s.State == "firing")?.At;
 
@@ -105,3 +131,10 @@ internal sealed record AlertHistory(DateTimeOffset WatchStartedAt, IReadOnlyList
 
 /// <summary>The alert's state at one evaluation.</summary>
 internal sealed record AlertState(DateTimeOffset At, string State);
+
+/// <summary>One scrape, as Prometheus recorded it.</summary>
+/// <param name="At">When Prometheus scraped.</param>
+/// <param name="Up">Whether the scrape answered, within the scrape timeout, with series Prometheus could read.</param>
+/// <param name="Took">How long the scrape took; null when Prometheus recorded no duration for it.</param>
+/// <param name="QueueLength">The pool's queue length the scrape carried; null when the scrape carried none.</param>
+internal sealed record Scrape(DateTimeOffset At, bool Up, TimeSpan? Took, long? QueueLength);
