@@ -4,7 +4,8 @@ namespace DiagnosticScenarios.Tests;
 
 /// <summary>
 /// A functional class whose tests take many seconds in all, most of them waiting (a browser, a Prometheus, a server of
-/// its own): started before the others, it runs beside them instead of being the last the parallel phase waits for.
+/// its own) or in a long fixture: started before the others, it runs beside them instead of being the last the parallel
+/// phase waits for.
 /// </summary>
 [AttributeUsage(AttributeTargets.Class)]
 public sealed class StartsEarlyAttribute(string why) : Attribute

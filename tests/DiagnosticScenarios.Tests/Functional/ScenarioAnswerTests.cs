@@ -10,6 +10,7 @@ namespace DiagnosticScenarios.Tests.Functional;
 /// memory scenarios. No clock decides here but lower bounds, which a busy neighbour cannot break, and memspike's ceiling
 /// of twenty times its second; the unloaded latencies and the CPU scenario's spin are <see cref="ScenarioEndpointTests"/>', alone.
 /// </summary>
+[StartsEarly("each scenario's delay and memspike's seconds: 7 s, most of it waiting")]
 public sealed class ScenarioAnswerTests(InProcessApp app, ITestOutputHelper output) : IClassFixture<InProcessApp>
 {
     private readonly InProcessApp _app = app.LogTo(output);
