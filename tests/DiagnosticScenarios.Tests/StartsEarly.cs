@@ -4,8 +4,9 @@ namespace DiagnosticScenarios.Tests;
 
 /// <summary>
 /// A functional class whose tests take many seconds in all, most of them waiting (a browser, a Prometheus, a server of
-/// its own) or in a long fixture: started before the others, it runs beside them instead of being the last the parallel
-/// phase waits for.
+/// its own): started before the others, it runs beside them instead of being the last the parallel phase waits for. Not a
+/// class whose time is CPU: the Roslyn analysis of the app, started early, took the cores from the load runner's timed
+/// loads beside it (LoadRunnerTests), and one of them missed its bound.
 /// </summary>
 [AttributeUsage(AttributeTargets.Class)]
 public sealed class StartsEarlyAttribute(string why) : Attribute

@@ -50,16 +50,21 @@ public static class CompareRunner
             foreach (var (scenario, index) in scenarios.Select((s, i) => (s, i)))
             {
                 server ??= await ahead.Dequeue();
-                var (result, diagnosis) = await MeasureAsync(server, options, scenario, delayMs, catalogue.BaselineRoute, Task.WhenAll([.. ahead, analysing]), log, cancellationToken);
+
+                // The one after the next starts as soon as this load is over, while this server's recordings end and it
+                // goes, its records are analysed and the next one answers its warm-up request; it is up, and idle, before
+                // the next load starts. (Three servers' database pools are open for that moment.)
+                void StartTheOneAfterTheNext()
+                {
+                    if (index + 2 < scenarios.Count)
+                    {
+                        ahead.Enqueue(StartServerAsync(options, startsAhead.Token));
+                    }
+                }
+
+                var (result, diagnosis) = await MeasureAsync(server, options, scenario, delayMs, catalogue.BaselineRoute, Task.WhenAll([.. ahead, analysing]), StartTheOneAfterTheNext, log, cancellationToken);
                 await server.DisposeAsync();
                 server = null;
-                if (index + 2 < scenarios.Count)
-                {
-                    // The one after the next starts once this server is gone (with its database connections), while this
-                    // one's records are analysed and the next one answers its warm-up request; it is up, and idle, before
-                    // the next load starts.
-                    ahead.Enqueue(StartServerAsync(options, startsAhead.Token));
-                }
 
                 // Analysed beside the next server's warm-up request, and over before its load starts: a second or more of
                 // a core that would otherwise have been taken from a server under load.
@@ -127,9 +132,10 @@ public static class CompareRunner
     /// <summary>One warm-up request, then the load with the thread count sampled once a second and a ping probe alongside.</summary>
     /// <param name="pingRoute">The app's baseline route, the probe's.</param>
     /// <param name="othersDone">The servers started ahead and the last measurement's analysis: the load waits for them to be up and done, so no start-up or analysis competes with it for the cores.</param>
+    /// <param name="loadOver">Called as soon as the load is over, before the recordings end.</param>
     /// <param name="log">Told the server's process id as the load starts, so dotnet-stack or dotnet-trace can be pointed at it meanwhile.</param>
     /// <returns>The figures, and the diagnosis's records (finished, the server still up) for the caller to analyse once the server is gone.</returns>
-    private static async Task<(ScenarioResult Result, LoadDiagnosis? Diagnosis)> MeasureAsync(ServerProcess server, ComparisonOptions options, Scenario scenario, int? delayMs, string pingRoute, Task othersDone, TextWriter log, CancellationToken cancellationToken)
+    private static async Task<(ScenarioResult Result, LoadDiagnosis? Diagnosis)> MeasureAsync(ServerProcess server, ComparisonOptions options, Scenario scenario, int? delayMs, string pingRoute, Task othersDone, Action loadOver, TextWriter log, CancellationToken cancellationToken)
     {
         var load = scenario.LoadOptions(scenario.Url(server.BaseAddress, delayMs)) with
         {
@@ -164,6 +170,7 @@ public static class CompareRunner
             var loadRun = LoadGenerator.RunAsync(load, null, cancellationToken);
             var pingRun = LoadGenerator.RunAsync(ping, null, cancellationToken);
             await Task.WhenAll(loadRun, pingRun);
+            loadOver();
             if (diagnosis is not null)
             {
                 // The wait trace's session ends with a rundown of the server, which must still be up.

@@ -8,7 +8,6 @@ namespace DiagnosticScenarios.Tests.Analyzers;
 /// for each BAD scenario of every family, exactly the rules that flag its <c>// BAD:</c> line; for each GOOD and baseline
 /// scenario, nothing anywhere in its method. Deliberate suppressions are counted as if absent.
 /// </summary>
-[StartsEarly("the app compiled and analysed with Roslyn in its fixture: 6–7 s of CPU-bound work that otherwise ran alone at the end of the phase")]
 public sealed class AnalyzerTableTests(AnalyzedApp app) : IClassFixture<AnalyzedApp>
 {
     public static TheoryData<string> BadScenarios => [.. ScenarioCatalogue.Scenarios.Where(s => s.Verdict == ScenarioVerdict.Bad).Select(s => s.Route)];
