@@ -48,11 +48,12 @@ public abstract class SqlLoadMeasurements : MeasurementCache
     public abstract string Provider { get; }
 
     /// <summary>
-    /// Half-way through the second wave, between two waves' sends: at 1 s, with the second wave going out as the first
-    /// came back, a CI snapshot caught one of the async shape's pool threads writing its query to the socket, under
-    /// the action. The BAD shapes' threads have long parked by then, and the load stays on past it.
+    /// Half a delay before the load ends, half-way through its last wave, between two waves' sends: at 1 s, with the
+    /// second wave going out as the first came back, a CI snapshot caught one of the async shape's pool threads writing
+    /// its query to the socket, under the action. The BAD shapes' threads have long parked by then, and the load stays on
+    /// past it.
     /// </summary>
-    protected override TimeSpan? SnapshotAfter => TimeSpan.FromMilliseconds(1.5 * DelayMs);
+    protected override TimeSpan? SnapshotAfter => Duration - TimeSpan.FromMilliseconds(DelayMs / 2.0);
 
     /// <summary>The five shapes in one comparison, as <c>compare --family sql</c> runs them.</summary>
     protected override IEnumerable<IReadOnlyList<string>> Batches => [[.. CatalogueData.Shapes(ScenarioCatalogue.Sql)]];
