@@ -115,7 +115,8 @@ public sealed record BlockingFrame(BlockingKind Kind, string Name, string Frame)
     /// The fix for a thread parked in <paramref name="blocking"/>, in one line, with the scenario pair that shows it: Task.Run's
     /// when the app's frames run in a delegate handed to it; the API's when the app called one that blocks inside
     /// (<c>HttpClient.Send</c>, <c>StreamReader.ReadToEnd</c>, <c>BlockingCollection.Take</c>); the container's when the wait is
-    /// in a DI factory; else the kind's (<see cref="FixFor(BlockingKind)"/>). Null when it is not parked in a known call.
+    /// in a DI factory; else the kind's (<see cref="FixFor(BlockingKind)"/>). Null when it is not parked in a known call, or waits
+    /// inside an awaited call the app made (<see cref="IsAwaitedCall"/>).
     /// </summary>
     /// <param name="framesLeafFirst">The thread's stack.</param>
     /// <param name="appFrame">The app's innermost frame, or null when the stack has none.</param>
@@ -123,7 +124,7 @@ public sealed record BlockingFrame(BlockingKind Kind, string Name, string Frame)
     public static string? FixFor(BlockingFrame? blocking, IReadOnlyList<string> framesLeafFirst, AppFrame? appFrame, bool underTaskRun)
     {
         ArgumentNullException.ThrowIfNull(framesLeafFirst);
-        if (blocking is null)
+        if (blocking is null || IsAwaitedCall(CallMadeBy(framesLeafFirst, appFrame)))
         {
             return null;
         }
@@ -156,6 +157,13 @@ public sealed record BlockingFrame(BlockingKind Kind, string Name, string Frame)
         var at = appFrame is null ? -1 : IndexOfApp(framesLeafFirst, appFrame.Method);
         return at > 0 ? FrameNames.TypeAndMethod(framesLeafFirst[at - 1]) : null;
     }
+
+    /// <summary>
+    /// Whether <paramref name="appCall"/>, the call the app's innermost frame made, is an awaited <c>…Async</c> one: a thread
+    /// waiting inside it (a driver's lock, SemaphoreSlim.WaitAsync's own) waits on the library's business for a moment,
+    /// not on a blocking call of the app's, and no fix of the app's applies.
+    /// </summary>
+    public static bool IsAwaitedCall(string? appCall) => appCall is not null && FrameNames.IsAsyncMethod(appCall);
 
     private static bool IsContainer(string frame) =>
         FrameNames.Method(frame).StartsWith(ContainerFrames, StringComparison.Ordinal)

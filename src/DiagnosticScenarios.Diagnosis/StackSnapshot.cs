@@ -55,7 +55,7 @@ public sealed record StackSnapshot(
     /// awaited <c>…Async</c> call (a driver's lock or send of the moment) is the library's business for that instant, not the app blocking.
     /// </summary>
     public IEnumerable<ThreadGroup> PoolGroupsBlockedInApp() =>
-        Groups.Where(g => IsParkedPoolGroup(g) && (g.AppFrame is not null || g.InlinedInto is not null) && !(g.AppCall is { } call && FrameNames.IsAsyncMethod(call)));
+        Groups.Where(g => IsParkedPoolGroup(g) && (g.AppFrame is not null || g.InlinedInto is not null) && !BlockingFrame.IsAwaitedCall(g.AppCall));
 
     // The invoker a site's code was inlined into, as far as it tells sites apart. The copies of one invoker are one site
     // where the app's own labels say which request each thread serves, a site without app frames one per request; the

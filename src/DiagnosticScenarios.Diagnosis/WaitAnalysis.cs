@@ -50,6 +50,12 @@ public sealed record WaitSite(
     /// <summary>The app's innermost frame: the code that made the wait; null when there is none.</summary>
     public AppFrame? AppFrame => AppFrames.Count > 0 ? AppFrames[0] : null;
 
+    /// <summary>The call the app's innermost frame made (<c>Type.Method</c>); null when the stack has no app frame or ends in it.</summary>
+    public string? AppCall => BlockingFrame.CallMadeBy(Frames, AppFrame);
+
+    /// <summary>Whether the wait is inside an awaited call the app made (<see cref="BlockingFrame.IsAwaitedCall"/>): the library's, for a moment.</summary>
+    public bool InAwaitedCall => BlockingFrame.IsAwaitedCall(AppCall);
+
     /// <summary>The method compiled at run time that the JIT inlined the app's code (all of it, or the callers of its frames) into, and its caller.</summary>
     public string? InlinedInto { get; init; }
 
@@ -58,6 +64,8 @@ public sealed record WaitSite(
 
     /// <summary>The request each waiting thread last started before its wait (ASP.NET Core's hosting events), most threads first; empty without them.</summary>
     public IReadOnlyList<RequestCount> Requests { get; init; } = [];
+
+    private string Awaited => InAwaitedCall ? $" inside the awaited {AppCall}" : "";
 
     // The requests, when the app's frames do not say which code waited (inlined away): what the hosting events saw.
     private string Serving => AppFrames.Count == 0 && Requests.Count > 0
@@ -70,6 +78,6 @@ public sealed record WaitSite(
         var where = Blocking is null ? "no known blocking call" : $"{Blocking.Name} ({Blocking.Frame})";
         var unfinished = Unfinished > 0 ? $", {Unfinished} unfinished at the end" : "";
         return FormattableString.Invariant(
-            $"{Count} waits, {TotalWaitMs / 1000:0.0} s in total (max {MaxWaitMs / 1000:0.00} s{unfinished}) on {Threads} thread{(Threads == 1 ? "" : "s")}: {where}{BlockingSite.Where(AppFrames, InlinedInto)}{Serving}");
+            $"{Count} waits, {TotalWaitMs / 1000:0.0} s in total (max {MaxWaitMs / 1000:0.00} s{unfinished}) on {Threads} thread{(Threads == 1 ? "" : "s")}: {where}{Awaited}{BlockingSite.Where(AppFrames, InlinedInto)}{Serving}");
     }
 }

@@ -61,6 +61,29 @@ public sealed class BlockingClassificationTests
     }
 
     [Fact]
+    public void Find_NamesTheLockInsideSemaphoreSlimsWaitAsync_AsALockOfTheAwaitedCall_WithNoFixOfTheApps()
+    {
+        // Leaf first, a GOOD twin's wait as compare recorded it (docs/benchmarks/compare-blocking-2cpu): SemaphoreSlim.WaitAsync,
+        // inlined into the action, takes the semaphore's own lock for a moment in WaitAsyncCore (which a prefix match on
+        // SemaphoreSlim.Wait took for a synchronous Wait).
+        string[] frames =
+        [
+            "System.Private.CoreLib!System.Threading.Monitor.Enter_Slowpath(class System.Object)",
+            "System.Private.CoreLib!System.Threading.SemaphoreSlim.WaitAsyncCore(int64,value class System.Threading.CancellationToken)",
+            "DiagnosticScenarios!DiagnosticScenarios.Blocking.LockScenariosController+<LockAsync>d__6.MoveNext()",
+            "System.Private.CoreLib!System.Runtime.CompilerServices.AsyncMethodBuilderCore.Start(!!0&)",
+        ];
+        var appFrame = new AppFrame(FrameNames.TypeAndMethod(frames[2]), new SourceLine("LockScenarios.cs", 44, null), null);
+        var blocking = BlockingFrame.Find(frames);
+        var site = new WaitSite([appFrame], blocking, 5, 0, 22.1, 16, 5, frames);
+
+        Assert.Equal((BlockingKind.Monitor, "Monitor.Enter_Slowpath"), (blocking?.Kind, blocking?.Frame));
+        Assert.Null(BlockingFrame.FixFor(blocking, frames, appFrame, underTaskRun: false));
+        Assert.True(site.InAwaitedCall);
+        Assert.Contains("inside the awaited SemaphoreSlim.WaitAsyncCore at LockScenarios.cs:44", site.Describe(), StringComparison.Ordinal);
+    }
+
+    [Fact]
     public void PoolGroupsBlockedInApp_CountsTheAppsSyncCall_NotALockInsideTheDriversAsyncCall()
     {
         string[] syncRead =

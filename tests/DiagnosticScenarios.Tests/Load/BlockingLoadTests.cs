@@ -302,10 +302,12 @@ public sealed class BlockingLoadTests(BlockingLoadMeasurements measurements, ITe
 
     // The GOOD twins wait too, for a moment: a framework lock contended under load (SemaphoreSlim's own in WaitAsync, the
     // timer queue's in Task.Delay) raises WaitHandleWait like any other. What `waits` must not show under them is the
-    // pair's wait itself.
+    // pair's wait itself: a wait of the action's own, not inside a call it awaits, lasting its delay. Inside an awaited
+    // call a moment's wait can last a turn of the lock pair: CI saw SemaphoreSlim.WaitAsync's own lock hold a lock-async
+    // thread 16 ms, a turn, once (0.6 ms in three runs before); what stretched it the trace does not say.
     [Theory]
     [MemberData(nameof(CatalogueData.BlockingGoodTwins), MemberType = typeof(CatalogueData))]
-    public async Task GoodTwin_WaitTraceUnderLoad_HasNoWaitInItsActionAsLongAsItsDelay(string good)
+    public async Task GoodTwin_WaitTraceUnderLoad_HasNoWaitOfItsActionsOwnAsLongAsItsDelay(string good)
     {
         var scenario = Blocking(good);
         var waits = await measurements.WaitsAsync(good);
@@ -318,7 +320,7 @@ public sealed class BlockingLoadTests(BlockingLoadMeasurements measurements, ITe
         Assert.True(waits.Waits > 0 && result.Load.Successes > 0, $"{good}: the trace recorded no wait at all, or the load got no answer. {described}");
         // Measured in 3 runs: waits under a GOOD action only in semaphore-async (Monitor.Enter_Slowpath, 0.0 and 2.9 ms),
         // lock-async (SemaphoreSlim.WaitAsyncCore's own lock, 0.6 ms) and difactory-async (Monitor.Enter, 0.1 ms).
-        Assert.DoesNotContain(waits.Sites, s => (s.AppFrames.Any(f => BlockedStacks.IsFrameOf(f.Method, scenario.Action)) || BlockedStacks.Names(s, scenario)) && s.MaxWaitMs >= delayMs);
+        Assert.DoesNotContain(waits.Sites, s => (s.AppFrames.Any(f => BlockedStacks.IsFrameOf(f.Method, scenario.Action)) || BlockedStacks.Names(s, scenario)) && !s.InAwaitedCall && s.MaxWaitMs >= delayMs);
     }
 
     private static Scenario Blocking(string name) => CatalogueData.Find(ScenarioCatalogue.Blocking, name);
