@@ -100,26 +100,38 @@ public static class StackSnapshots
         using (var log = TraceLogFiles.Open(nettracePath))
         using (var resolver = new StackResolver(log.TraceLog, nettracePath, options))
         {
-            // Each thread is shown where most of its samples found it. A parked thread has the same stack in every sample; a
-            // thread caught for a moment in a lock's slow path or a short wait, as a single sample (dotnet-stack's) can catch
-            // it, is not parked there; threads that take turns at a lock are mostly waiting for it.
-            var samples = new Dictionary<int, Dictionary<CallStackIndex, (int Count, TraceCallStack? Stack)>>();
+            // The snapshot is one instant of the window: the tick of the sample profiler (every thread sampled at once) whose
+            // stacks the window saw most, summed over its threads. A parked thread has the same stack in every tick; a thread
+            // caught for a moment in a lock's slow path or a short wait, as a single sample (dotnet-stack's) can catch it,
+            // is there in few ticks, so an instant where it was is not chosen. One instant, not each thread's own most
+            // frequent stack: two threads taking turns at a lock, each sleeping inside it half the time, were both shown
+            // inside it at once (a CI snapshot of the lock pair), a moment that never was.
+            var ticks = new List<Dictionary<int, CallStackIndex>>();
+            var stacks = new Dictionary<CallStackIndex, TraceCallStack?>();
             var source = log.TraceLog.Events.GetSource();
             source.AllEvents += data =>
             {
                 if (data.ProviderName == SampleProfiler)
                 {
-                    var stacks = samples.TryGetValue(data.ThreadID, out var seen) ? seen : samples[data.ThreadID] = [];
+                    // A tick samples each thread once, one after the other: a thread seen again starts the next tick.
+                    if (ticks.Count == 0 || ticks[^1].ContainsKey(data.ThreadID))
+                    {
+                        ticks.Add([]);
+                    }
+
                     var index = data.CallStackIndex();
-                    stacks[index] = stacks.TryGetValue(index, out var counted) ? (counted.Count + 1, counted.Stack) : (1, data.CallStack());
+                    ticks[^1][data.ThreadID] = index;
+                    stacks.TryAdd(index, data.CallStack());
                 }
             };
             source.Process();
-            foreach (var (thread, stacks) in samples)
+            var seen = ticks.SelectMany(tick => tick).CountBy(sample => sample).ToDictionary(c => c.Key, c => c.Value);
+            var instant = ticks.Count == 0 ? [] : ticks.MaxBy(tick => tick.Sum(sample => seen[sample]))!;
+            foreach (var thread in ticks.SelectMany(tick => tick.Keys).Distinct())
             {
-                // The first of the most frequent stacks: a dictionary enumerates in insertion order while nothing is removed.
-                var mostSeen = stacks.Values.Aggregate((best, next) => next.Count > best.Count ? next : best);
-                threads[thread] = resolver.Resolve(StackResolver.Frames(mostSeen.Stack));
+                // A thread the instant's tick did not sample (it started or ended within the window): its most frequent stack.
+                var index = instant.TryGetValue(thread, out var at) ? at : seen.Where(c => c.Key.Key == thread).MaxBy(c => c.Value).Key.Value;
+                threads[thread] = resolver.Resolve(StackResolver.Frames(stacks[index]));
             }
 
             modules = resolver.Modules;
