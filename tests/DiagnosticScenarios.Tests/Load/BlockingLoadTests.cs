@@ -152,8 +152,11 @@ public sealed class BlockingLoadTests(BlockingLoadMeasurements measurements, ITe
         output.WriteLine(figures);
         var throughputRatio = bad.Load.RequestsPerSecond / good.Load.RequestsPerSecond;
         var pingRatio = bad.Ping.LatencyAtLeast.P50 / Math.Max(good.Ping.LatencyAtLeast.P50, 1);
-        // Measured: 1.00 and 1.02 in 2 runs (about 60 req/s each, 94–96 % of one request per 16 ms).
-        Assert.True(throughputRatio is >= 0.7 and <= 1.3, $"lock served {throughputRatio:P0} of lock-async's throughput: the lock no longer bounds both. {figures}");
+        // Measured in 45 runs of the suite: 0.95–1.01 in 43 (about 58 req/s each, 93–96 % of one request per 16 ms), and 0.71
+        // and 0.68 in two whose BAD run lost whole seconds (no answer in its first and third), its starved pool slow to hand
+        // the lock's next requests a thread, 59 of them timing out. Half the GOOD twin's throughput, at least, still tells the
+        // lock pair from every other BAD twin, which serves a quarter of its twin at most (BadScenario_ServesAtMost…).
+        Assert.True(throughputRatio is >= 0.5 and <= 1.3, $"lock served {throughputRatio:P0} of lock-async's throughput: the lock no longer bounds both. {figures}");
         // Measured: 384 and 431 (ping's median 1.3–1.6 s behind the requests queued for the pool, against 3.5–3.7 ms).
         Assert.True(pingRatio >= 10, $"ping's median under lock only {pingRatio:0.0} × under lock-async. {figures}");
     }
