@@ -124,7 +124,9 @@ public sealed record BlockingFrame(BlockingKind Kind, string Name, string Frame)
     public static string? FixFor(BlockingFrame? blocking, IReadOnlyList<string> framesLeafFirst, AppFrame? appFrame, bool underTaskRun)
     {
         ArgumentNullException.ThrowIfNull(framesLeafFirst);
-        if (blocking is null || IsAwaitedCall(CallMadeBy(framesLeafFirst, appFrame)))
+        var at = appFrame is null ? -1 : IndexOfApp(framesLeafFirst, appFrame.Method);
+        var call = at > 0 ? FrameNames.TypeAndMethod(framesLeafFirst[at - 1]) : null;
+        if (blocking is null || IsAwaitedCall(call))
         {
             return null;
         }
@@ -134,8 +136,6 @@ public sealed record BlockingFrame(BlockingKind Kind, string Name, string Frame)
             return TaskRunFix;
         }
 
-        var at = appFrame is null ? -1 : IndexOfApp(framesLeafFirst, appFrame.Method);
-        var call = at > 0 ? FrameNames.TypeAndMethod(framesLeafFirst[at - 1]) : null;
         if (call is not null && Array.Find(CallFixes, c => call.StartsWith(c.Call, StringComparison.Ordinal)) is { Fix: { } callFix })
         {
             return callFix;

@@ -106,7 +106,7 @@ public static class StackSnapshots
             // is there in few ticks, so an instant where it was is not chosen. One instant, not each thread's own most
             // frequent stack: two threads taking turns at a lock, each sleeping inside it half the time, were both shown
             // inside it at once (a CI snapshot of the lock pair), a moment that never was.
-            var ticks = new List<Dictionary<int, CallStackIndex>>();
+            var ticks = new List<IReadOnlyDictionary<int, CallStackIndex>>();
             var stacks = new Dictionary<CallStackIndex, TraceCallStack?>();
             var source = log.TraceLog.Events.GetSource();
             source.AllEvents += data =>
@@ -116,21 +116,17 @@ public static class StackSnapshots
                     // A tick samples each thread once, one after the other: a thread seen again starts the next tick.
                     if (ticks.Count == 0 || ticks[^1].ContainsKey(data.ThreadID))
                     {
-                        ticks.Add([]);
+                        ticks.Add(new Dictionary<int, CallStackIndex>());
                     }
 
                     var index = data.CallStackIndex();
-                    ticks[^1][data.ThreadID] = index;
+                    ((Dictionary<int, CallStackIndex>)ticks[^1])[data.ThreadID] = index;
                     stacks.TryAdd(index, data.CallStack());
                 }
             };
             source.Process();
-            var seen = ticks.SelectMany(tick => tick).CountBy(sample => sample).ToDictionary(c => c.Key, c => c.Value);
-            var instant = ticks.Count == 0 ? [] : ticks.MaxBy(tick => tick.Sum(sample => seen[sample]))!;
-            foreach (var thread in ticks.SelectMany(tick => tick.Keys).Distinct())
+            foreach (var (thread, index) in Instant(ticks))
             {
-                // A thread the instant's tick did not sample (it started or ended within the window): its most frequent stack.
-                var index = instant.TryGetValue(thread, out var at) ? at : seen.Where(c => c.Key.Key == thread).MaxBy(c => c.Value).Key.Value;
                 threads[thread] = resolver.Resolve(StackResolver.Frames(stacks[index]));
             }
 
@@ -157,6 +153,24 @@ public static class StackSnapshots
             Modules = modules,
             Requests = requests,
         };
+    }
+
+    /// <summary>
+    /// Each thread's stack at the snapshot's instant: the tick whose stacks the window saw most, summed over its threads
+    /// (the first such tick); a thread that tick did not sample (it started or ended within the window) at its most
+    /// frequent stack.
+    /// </summary>
+    internal static Dictionary<int, TStack> Instant<TStack>(IReadOnlyList<IReadOnlyDictionary<int, TStack>> ticks)
+        where TStack : notnull
+    {
+        var seen = ticks.SelectMany(tick => tick).CountBy(sample => sample).ToDictionary(c => c.Key, c => c.Value);
+        var instant = ticks.Count == 0 ? [] : new Dictionary<int, TStack>(ticks.MaxBy(tick => tick.Sum(sample => seen[sample]))!);
+        foreach (var (sample, _) in seen.OrderByDescending(c => c.Value))
+        {
+            instant.TryAdd(sample.Key, sample.Value);
+        }
+
+        return instant;
     }
 
     private static ThreadGroup Group(List<int> threadIds, ResolvedStack stack, RequestLabels? requests) =>

@@ -84,6 +84,28 @@ public sealed class BlockingClassificationTests
     }
 
     [Fact]
+    public void Instant_OfTwoThreadsTakingTurnsAtALock_HasOneInsideIt_AndTheOtherWaiting()
+    {
+        // Each thread asleep inside the lock every other tick, always with the same stack, and waiting for it the other
+        // ticks, in two stacks (spinning, then parked): at its own most frequent stack, each would be shown inside.
+        const string inside = "sleep inside the lock", spinning = "spin for the lock", parked = "park on the lock";
+        string[] waitingFor = [spinning, parked];
+        var ticks = Enumerable.Range(0, 8)
+            .Select(i => (IReadOnlyDictionary<int, string>)new Dictionary<int, string>
+            {
+                [1] = i % 2 == 0 ? inside : waitingFor[i / 2 % 2],
+                [2] = i % 2 == 1 ? inside : waitingFor[i / 2 % 2],
+            })
+            .ToList();
+
+        var instant = StackSnapshots.Instant(ticks);
+
+        Assert.Equal(2, instant.Count);
+        Assert.Single(instant.Values, stack => stack == inside);
+        Assert.Contains(instant.Values.Single(stack => stack != inside), waitingFor);
+    }
+
+    [Fact]
     public void PoolGroupsBlockedInApp_CountsTheAppsSyncCall_NotALockInsideTheDriversAsyncCall()
     {
         string[] syncRead =
