@@ -6,6 +6,7 @@ using DiagnosticScenarios.Diagnosis;
 namespace DiagnosticScenarios.Tests.Diagnosis;
 
 /// <summary>The CLI's answers when there is nothing to diagnose: one line on stderr and a non-zero exit, or usage and 2 for bad arguments.</summary>
+[StartsNext("the CLI started as a process of its own for each case, two of them watching a process for seconds: 8–13 s")]
 public sealed class DiagnoseCliTests
 {
     [Fact]

@@ -10,6 +10,7 @@ namespace DiagnosticScenarios.Tests.Functional;
 /// The blocking family's routes, one request at a time: each answers its contract body, waits at least its catalogue
 /// default when the request names none, and the bodyread pair reads a slowly uploaded body to its last piece.
 /// </summary>
+[StartsNext("each blocking route's delay, and a slow upload: 4–6 s")]
 public sealed class BlockingScenarioEndpointTests(InProcessApp app, ITestOutputHelper output) : IClassFixture<InProcessApp>
 {
     private readonly InProcessApp _app = app.LogTo(output);

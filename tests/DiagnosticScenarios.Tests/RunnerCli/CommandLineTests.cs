@@ -4,6 +4,7 @@ using DiagnosticScenarios.Tests.Load;
 namespace DiagnosticScenarios.Tests.RunnerCli;
 
 /// <summary>The load runner answers every wrong command line with the errors, the usage and exit code 2, never a stack trace.</summary>
+[StartsNext("the runner started as a process of its own for each of 22 command lines: 5–15 s")]
 public sealed class CommandLineTests
 {
     [Theory]

@@ -7,6 +7,7 @@ namespace DiagnosticScenarios.Tests.RunnerCli;
 /// A comparison that cannot measure what it was asked to exits with code 1 and says why in a line of its own, never a
 /// stack trace. Each starts real servers, so these run as a class of their own beside the command-line checks.
 /// </summary>
+[StartsNext("comparisons that start real servers and the runner: 5–12 s")]
 public sealed class CompareFailureTests
 {
     // Two comparisons that cannot measure anything, each on a real server: one whose database is down (port 1 refuses), so the

@@ -7,6 +7,7 @@ namespace DiagnosticScenarios.Tests.ThreadPoolHealth;
 
 /// <summary>The launcher's state follows the runner whatever happens to it, so a failed run never blocks the next one.</summary>
 /// <remarks>The stand-in runners are shell scripts, as on the Linux CI.</remarks>
+[StartsNext("stand-in runners started and ended as processes: 4–5 s")]
 [System.Runtime.Versioning.UnsupportedOSPlatform("windows")]
 public sealed class LoadRunLauncherTests : IDisposable
 {

@@ -11,6 +11,7 @@ namespace DiagnosticScenarios.Tests.ThreadPoolHealth;
 /// (MinThreadsControlTests): the runtimeconfig.json setting, and the MSBuild property the SDK writes into it. Each on a
 /// server of its own, which reports the minimum it runs with at GET /api/threadpool.
 /// </summary>
+[StartsNext("the SDK's targets run as a process, and two servers of its own: 5–8 s")]
 [Trait(TestCategory.Name, TestCategory.Load)]
 public sealed class MinThreadsSettingsTests : IDisposable
 {
