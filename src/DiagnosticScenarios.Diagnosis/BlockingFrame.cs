@@ -124,8 +124,8 @@ public sealed record BlockingFrame(BlockingKind Kind, string Name, string Frame)
     public static string? FixFor(BlockingFrame? blocking, IReadOnlyList<string> framesLeafFirst, AppFrame? appFrame, bool underTaskRun)
     {
         ArgumentNullException.ThrowIfNull(framesLeafFirst);
-        var at = appFrame is null ? -1 : IndexOfApp(framesLeafFirst, appFrame.Method);
-        var call = at > 0 ? FrameNames.TypeAndMethod(framesLeafFirst[at - 1]) : null;
+        var at = IndexOfApp(framesLeafFirst, appFrame);
+        var call = CallAt(framesLeafFirst, at);
         if (blocking is null || IsAwaitedCall(call))
         {
             return null;
@@ -154,9 +154,12 @@ public sealed record BlockingFrame(BlockingKind Kind, string Name, string Frame)
     public static string? CallMadeBy(IReadOnlyList<string> framesLeafFirst, AppFrame? appFrame)
     {
         ArgumentNullException.ThrowIfNull(framesLeafFirst);
-        var at = appFrame is null ? -1 : IndexOfApp(framesLeafFirst, appFrame.Method);
-        return at > 0 ? FrameNames.TypeAndMethod(framesLeafFirst[at - 1]) : null;
+        return CallAt(framesLeafFirst, IndexOfApp(framesLeafFirst, appFrame));
     }
+
+    // The call the frame at `at` makes (the frame just before it, leaf first), or null when it is the leaf or missing (-1).
+    private static string? CallAt(IReadOnlyList<string> framesLeafFirst, int at) =>
+        at > 0 ? FrameNames.TypeAndMethod(framesLeafFirst[at - 1]) : null;
 
     /// <summary>
     /// Whether <paramref name="appCall"/>, the call the app's innermost frame made, is an awaited <c>…Async</c> one: a thread
@@ -169,12 +172,12 @@ public sealed record BlockingFrame(BlockingKind Kind, string Name, string Frame)
         FrameNames.Method(frame).StartsWith(ContainerFrames, StringComparison.Ordinal)
         || frame.StartsWith(ContainerCompiledResolver, StringComparison.Ordinal);
 
-    // Where the app's innermost frame (Type.Method) is in the stack, leaf first.
-    private static int IndexOfApp(IReadOnlyList<string> framesLeafFirst, string appMethod)
+    // Where the app's innermost frame is in the stack, leaf first; -1 when there is none.
+    private static int IndexOfApp(IReadOnlyList<string> framesLeafFirst, AppFrame? appFrame)
     {
-        for (var i = 0; i < framesLeafFirst.Count; i++)
+        for (var i = 0; appFrame is not null && i < framesLeafFirst.Count; i++)
         {
-            if (FrameNames.TypeAndMethod(framesLeafFirst[i]) == appMethod)
+            if (FrameNames.TypeAndMethod(framesLeafFirst[i]) == appFrame.Method)
             {
                 return i;
             }

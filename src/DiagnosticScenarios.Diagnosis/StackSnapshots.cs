@@ -106,7 +106,7 @@ public static class StackSnapshots
             // is there in few ticks, so an instant where it was is not chosen. One instant, not each thread's own most
             // frequent stack: two threads taking turns at a lock, each sleeping inside it half the time, were both shown
             // inside it at once (a CI snapshot of the lock pair), a moment that never was.
-            var ticks = new List<IReadOnlyDictionary<int, CallStackIndex>>();
+            var ticks = new List<Dictionary<int, CallStackIndex>>();
             var stacks = new Dictionary<CallStackIndex, TraceCallStack?>();
             var source = log.TraceLog.Events.GetSource();
             source.AllEvents += data =>
@@ -120,7 +120,7 @@ public static class StackSnapshots
                     }
 
                     var index = data.CallStackIndex();
-                    ((Dictionary<int, CallStackIndex>)ticks[^1])[data.ThreadID] = index;
+                    ticks[^1][data.ThreadID] = index;
                     stacks.TryAdd(index, data.CallStack());
                 }
             };
