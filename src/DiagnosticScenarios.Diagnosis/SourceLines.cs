@@ -67,10 +67,12 @@ internal sealed class SourceLines : IDisposable
 
         var file = reader.GetString(reader.GetDocument(found.Document).Name);
         var text = Text(file, found);
-        // A call past the start of a block's opening brace belongs to a statement the compiler gave no line of its own: a
-        // lock on System.Threading.Lock takes it in code filed under the brace before it. The statement is the first line
-        // of code after the brace and before the next line the PDB names.
-        if (text == "{" && ilOffset > found.Offset && StatementAfterBrace(file, found, next) is { } statement)
+        // A brace makes no call: a call filed under a block's opening brace belongs to a statement the compiler gave no line
+        // of its own (a lock on System.Threading.Lock takes it in code filed under the brace before it), whether the call
+        // lies past the brace's start or the return address maps to its start (the JIT inlined Lock.EnterScope, so the
+        // frame below is EnterScope's callee, which the IL never calls). The statement is the first line of code after the
+        // brace and before the next line the PDB names.
+        if (text == "{" && (ilOffset > found.Offset || callee is not null) && StatementAfterBrace(file, found, next) is { } statement)
         {
             return (new SourceLine(file, statement.Line, statement.Text), null);
         }
