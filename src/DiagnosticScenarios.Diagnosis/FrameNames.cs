@@ -40,10 +40,15 @@ public static partial class FrameNames
         return builder.ToString();
     }
 
-    /// <summary><c>Type.Method</c>: what a reader searches the code for, e.g. <c>StarvationScenariosController.TaskWait</c>.</summary>
+    /// <summary>
+    /// <c>Type.Method</c>: what a reader searches the code for, e.g. <c>StarvationScenariosController.TaskWait</c>. A type
+    /// declared <c>file</c> is named as it is declared, without the compiler's prefix of its file's name and checksum
+    /// (<c>&lt;GeneratedRouteBuilderExtensions_g&gt;F3657…__GeneratedRouteBuilderExtensionsCore</c>, the handlers
+    /// ASP.NET Core's request delegate generator writes into a minimal API app).
+    /// </summary>
     public static string TypeAndMethod(string frame)
     {
-        var method = Method(frame);
+        var method = FileLocalTypePrefix().Replace(Method(frame), "");
         var methodDot = LastDotOutsideBrackets(method, method.Length);
         if (methodDot < 0)
         {
@@ -53,6 +58,10 @@ public static partial class FrameNames
         var typeDot = LastDotOutsideBrackets(method, methodDot);
         return method[(typeDot + 1)..];
     }
+
+    // The metadata name of a file-local type: <FileName>F, the SHA-256 of the file's path in hexadecimal, two underscores.
+    [System.Text.RegularExpressions.GeneratedRegex("<[^<>]+>F[0-9A-F]{64}__")]
+    private static partial System.Text.RegularExpressions.Regex FileLocalTypePrefix();
 
     /// <summary>
     /// A method named <c>…Async</c> (<c>Socket.SendAsync</c>, <c>SemaphoreSlim.WaitAsync</c>, <c>NpgsqlCommand.ExecuteNonQueryAsync</c>),
