@@ -67,7 +67,7 @@ public static class DiagnoseCommands
         };
         var requestsWindow = new Option<TimeSpan>("--requests-window")
         {
-            Description = "When a blocking site has no app frame (a Release build's JIT inlined it), how long to record ASP.NET Core's hosting events to tie its threads to requests before a second snapshot; 0s turns it off.",
+            Description = $"When a blocking site has no app frame (a Release build's JIT inlined it), how long to record ASP.NET Core's hosting events to tie its threads to requests before a second snapshot ({Durations.Help}); 0s turns it off.",
             DefaultValueFactory = _ => TimeSpan.FromSeconds(3),
             CustomParser = r => ParseDuration(r, allowZero: true),
         };
