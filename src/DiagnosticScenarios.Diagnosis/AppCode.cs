@@ -137,7 +137,9 @@ internal sealed class AppCode
         method.StartsWith(prefix, StringComparison.Ordinal)
         && (method.Length == prefix.Length || method[prefix.Length] is '.' or '+' || prefix.EndsWith('.'));
 
-    // File name -> (library type, deps file) for every .deps.json in a folder: what the build said each assembly is.
+    // File name -> (library type, deps file) for every .deps.json in a folder: what the build said each assembly is. A
+    // folder may hold several (a test project's output has one for each project it references); they are read in name
+    // order and the first that lists a file decides, so the rule the report prints does not depend on the file system's order.
     private IReadOnlyDictionary<string, (string Type, string DepsFile)> Deps(string directory)
     {
         if (_depsByDirectory.TryGetValue(directory, out var deps))
@@ -146,7 +148,7 @@ internal sealed class AppCode
         }
 
         var files = new Dictionary<string, (string Type, string DepsFile)>(StringComparer.OrdinalIgnoreCase);
-        foreach (var depsFile in Directory.Exists(directory) ? Directory.EnumerateFiles(directory, "*.deps.json") : [])
+        foreach (var depsFile in Directory.Exists(directory) ? Directory.EnumerateFiles(directory, "*.deps.json").Order(StringComparer.Ordinal) : Enumerable.Empty<string>())
         {
             try
             {

@@ -1,0 +1,119 @@
+using DiagnosticScenarios.Diagnosis;
+using DiagnosticScenarios.Scenarios;
+
+namespace DiagnosticScenarios.Tests.Diagnosis;
+
+/// <summary>
+/// Whose code a module is, rule by rule, on real files: the runtime this test runs on, the test's own output folder and
+/// its <c>.deps.json</c>, and copies of assemblies in a folder with no <c>.deps.json</c>, as a self-contained or
+/// hand-copied app would have them. Each verdict carries the rule that decided it, which the report prints.
+/// </summary>
+public sealed class AppCodeTests : IDisposable
+{
+    private static readonly string CoreLib = typeof(object).Assembly.Location;
+
+    // System.Linq lives beside CoreLib in the shared framework, and is signed with Microsoft's key.
+    private static readonly string FrameworkAssembly = typeof(Enumerable).Assembly.Location;
+
+    // A project of this repository: a project in the test's deps.json, and not strong-named.
+    private static readonly string ProjectAssembly = typeof(StarvationScenariosController).Assembly.Location;
+
+    private readonly string _bare = Directory.CreateTempSubdirectory("appcode-").FullName;
+
+    [Fact]
+    public void AModuleInTheSharedFramework_IsNotTheApps()
+    {
+        var verdict = Decide(new AppCode([], CoreLib), FrameworkAssembly);
+
+        Assert.False(verdict.IsApp);
+        Assert.StartsWith("shared framework (", verdict.Rule, StringComparison.Ordinal);
+        Assert.Contains($"{Path.DirectorySeparatorChar}shared{Path.DirectorySeparatorChar}", verdict.Rule, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public void AModuleInTheNuGetCache_IsNotTheApps()
+    {
+        var path = Path.Combine(_bare, ".nuget", "packages", "northwind.data", "1.0.0", "lib", "net10.0", "Northwind.Data.dll");
+
+        var verdict = Decide(new AppCode([], CoreLib), path);
+
+        Assert.Equal((false, "NuGet package cache"), (verdict.IsApp, verdict.Rule));
+    }
+
+    [Fact]
+    public void AModuleBesideADepsJson_IsTheAppsWhenItIsAProject_AndNotWhenItIsAPackage()
+    {
+        var depsFile = $"{typeof(AppCodeTests).Assembly.GetName().Name}.deps.json";
+        var app = new AppCode([], CoreLib);
+
+        var project = Decide(app, ProjectAssembly);
+        var package = Decide(app, typeof(FactAttribute).Assembly.Location);
+
+        Assert.Equal((true, $"project in {depsFile}"), (project.IsApp, project.Rule));
+        Assert.Equal((false, $"package in {depsFile}"), (package.IsApp, package.Rule));
+    }
+
+    [Fact]
+    public void AModuleWithNoDepsJson_IsNotTheApps_WhenMicrosoftSignedIt()
+    {
+        var copy = CopyToBareFolder(FrameworkAssembly);
+
+        var verdict = Decide(new AppCode([], CoreLib), copy);
+
+        Assert.Equal((false, "signed with Microsoft's key (public key token b03f5f7f11d50a3a)"), (verdict.IsApp, verdict.Rule));
+    }
+
+    [Fact]
+    public void AModuleWithNoDepsJson_IsTheApps_WhenNothingSaysOtherwise()
+    {
+        var copy = CopyToBareFolder(ProjectAssembly);
+
+        var verdict = Decide(new AppCode([], CoreLib), copy);
+
+        Assert.Equal((true, "not the runtime, the shared framework or a package"), (verdict.IsApp, verdict.Rule));
+    }
+
+    [Fact]
+    public void MethodsCompiledAtRunTime_AreNotTheApps()
+    {
+        var app = new AppCode([], CoreLib);
+
+        Assert.False(app.IsApp(Frame("Anonymously Hosted DynamicMethods Assembly", null, "dynamicClass.lambda_method44")));
+        Assert.Equal((false, "dynamic methods (compiled at run time, e.g. ASP.NET Core's invokers)"), (app.Verdicts.Single().IsApp, app.Verdicts.Single().Rule));
+    }
+
+    [Fact]
+    public void AppPrefixes_OverrideTheRules_ByAssemblyNameOrByNamespace()
+    {
+        var app = new AppCode(["DiagnosticScenarios.Tests", "System.Linq.Parallel"], CoreLib);
+
+        // A project, but not one of the names given: only the frames under the given namespaces are the app's.
+        var project = Frame("DiagnosticScenarios", ProjectAssembly, "DiagnosticScenarios.Scenarios.StarvationScenariosController.TaskWait");
+        var testAssembly = Frame("DiagnosticScenarios.Tests", typeof(AppCodeTests).Assembly.Location, "DiagnosticScenarios.Tests.Diagnosis.AppCodeTests.Run");
+        var underNamespace = Frame("System.Linq", FrameworkAssembly, "System.Linq.Parallel.QueryTask.Run");
+        var besideNamespace = Frame("System.Linq", FrameworkAssembly, "System.Linq.ParallelEnumerable.ForAll");
+
+        Assert.Equal([false, true, true, false], new[] { project, testAssembly, underNamespace, besideNamespace }.Select(app.IsApp));
+        Assert.Equal("--app DiagnosticScenarios.Tests (assembly name)", app.Verdicts.Single(v => v.Module == "DiagnosticScenarios.Tests").Rule);
+    }
+
+    public void Dispose() => Directory.Delete(_bare, recursive: true);
+
+    private static ModuleVerdict Decide(AppCode app, string path)
+    {
+        var module = Path.GetFileNameWithoutExtension(path);
+        var isApp = app.IsApp(Frame(module, path, $"{module}.Type.Method"));
+        var verdict = app.Verdicts.Single(v => v.Path == path);
+        Assert.Equal(isApp, verdict.IsApp);
+        return verdict;
+    }
+
+    private static TraceFrame Frame(string module, string? path, string method) => new($"{module}!{method}", module, path, method, 0);
+
+    private string CopyToBareFolder(string assembly)
+    {
+        var copy = Path.Combine(_bare, Path.GetFileName(assembly));
+        File.Copy(assembly, copy);
+        return copy;
+    }
+}
