@@ -20,7 +20,7 @@ internal sealed class NativeCodeMaps
     /// <summary>Reads the method and map events of a <c>.nettrace</c>: a pass over the file, without TraceLog.</summary>
     public static NativeCodeMaps Read(string nettracePath)
     {
-        var modules = new Dictionary<long, string>();
+        var modules = new Dictionary<long, ModuleFile>();
         var bodies = new List<CodeBody>();
 
         // A body's map and its method event come one after the other from one thread (the map first in a rundown, the
@@ -60,16 +60,16 @@ internal sealed class NativeCodeMaps
             var rundown = new ClrRundownTraceEventParser(source);
             rundown.MethodDCStopVerbose += OnMethod;
             rundown.MethodILToNativeMapDCStop += OnMap;
-            rundown.LoaderModuleDCStop += data => modules[data.ModuleID] = data.ModuleILPath;
+            rundown.LoaderModuleDCStop += data => modules[data.ModuleID] = ModuleFile.From(data);
             source.Clr.MethodLoadVerbose += OnMethod;
             source.Clr.MethodILToNativeMap += OnMap;
-            source.Clr.LoaderModuleLoad += data => modules[data.ModuleID] = data.ModuleILPath;
+            source.Clr.LoaderModuleLoad += data => modules[data.ModuleID] = ModuleFile.From(data);
             source.Process();
         }
 
         // A body without its map (ReadyToRun code, or a map the session did not ask for) stays out: it has no lines.
         return new NativeCodeMaps(bodies
-            .Select(b => b with { ModulePath = modules.GetValueOrDefault(b.ModuleId) })
+            .Select(b => b with { Module = modules.GetValueOrDefault(b.ModuleId) })
             .OrderBy(b => b.Start)
             .ToArray());
     }
@@ -98,7 +98,9 @@ internal sealed class NativeCodeMaps
             else
             {
                 var ilOffset = body.Map.IlOffsetAt((int)(target - body.Start));
-                return ilOffset < FirstRealIlOffset ? null : new IlLocation(body.ModulePath, body.Token, ilOffset);
+                return ilOffset < FirstRealIlOffset
+                    ? null
+                    : new IlLocation(body.Module?.Path, body.Token, ilOffset) { PdbSignature = body.Module?.PdbSignature ?? Guid.Empty, PdbBuildPath = body.Module?.PdbBuildPath };
             }
         }
 
@@ -107,7 +109,15 @@ internal sealed class NativeCodeMaps
 
     private sealed record CodeBody(ulong Start, int Size, int Token, long ModuleId, IlMap Map)
     {
-        public string? ModulePath { get; init; }
+        public ModuleFile? Module { get; init; }
+    }
+
+    // A module as the loader's events name it: its file, and the id and build path of its PDB (which a module inside a
+    // single-file bundle, with no file of its own, still reports).
+    private sealed record ModuleFile(string Path, Guid PdbSignature, string? PdbBuildPath)
+    {
+        public static ModuleFile From(ModuleLoadUnloadTraceData data) =>
+            new(data.ModuleILPath, data.ManagedPdbSignature, string.IsNullOrEmpty(data.ManagedPdbBuildPath) ? null : data.ManagedPdbBuildPath);
     }
 
     private sealed class IlMap(int[] ilOffsets, int[] nativeOffsets)
@@ -149,4 +159,11 @@ internal sealed class NativeCodeMaps
 }
 
 /// <summary>Where a code address is in its method's IL: the module file, the method's metadata token and the IL offset.</summary>
-internal sealed record IlLocation(string? ModulePath, int MethodToken, int IlOffset);
+internal sealed record IlLocation(string? ModulePath, int MethodToken, int IlOffset)
+{
+    /// <summary>The id of the module's PDB as the runtime reported it (the first 16 bytes of a portable PDB's id); empty when unknown.</summary>
+    public Guid PdbSignature { get; init; }
+
+    /// <summary>Where the module's PDB was written when it was built, as the runtime reported it.</summary>
+    public string? PdbBuildPath { get; init; }
+}

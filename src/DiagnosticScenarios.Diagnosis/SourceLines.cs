@@ -32,7 +32,7 @@ internal sealed class SourceLines : IDisposable
             return (null, "the trace does not name the module's file");
         }
 
-        var (pdb, missing) = Pdb(location.ModulePath);
+        var (pdb, missing) = Pdb(location);
         if (pdb is null)
         {
             return (null, missing);
@@ -159,24 +159,59 @@ internal sealed class SourceLines : IDisposable
         return pe;
     }
 
-    private (MetadataReaderProvider? Pdb, string? Missing) Pdb(string modulePath)
+    private (MetadataReaderProvider? Pdb, string? Missing) Pdb(IlLocation location)
     {
+        var modulePath = location.ModulePath!;
         if (!_pdbs.TryGetValue(modulePath, out var entry))
         {
-            entry = OpenPdb(modulePath);
+            entry = File.Exists(modulePath) ? OpenPdb(modulePath) : OpenPdbWithoutModule(location);
             _pdbs[modulePath] = entry;
         }
 
         return entry;
     }
 
+    // A module with no file of its own: a single-file app's bundle holds it, or the trace came from another machine. Its PDB
+    // may still be on disk, beside the bundle (where a single-file publish puts it) or where the build wrote it; it is
+    // taken only when its id is the one the runtime reported for the module.
+    private static (MetadataReaderProvider? Pdb, string? Missing) OpenPdbWithoutModule(IlLocation location)
+    {
+        var modulePath = location.ModulePath!;
+        if (location.PdbSignature == Guid.Empty)
+        {
+            return (null, $"{modulePath} is not on disk and the trace does not give its PDB's id");
+        }
+
+        string?[] candidates = [Path.ChangeExtension(modulePath, ".pdb"), location.PdbBuildPath];
+        foreach (var candidate in candidates.OfType<string>().Where(File.Exists).Distinct(StringComparer.Ordinal))
+        {
+            MetadataReaderProvider? pdb = null;
+            try
+            {
+                pdb = MetadataReaderProvider.FromPortablePdbStream(File.OpenRead(candidate));
+                var id = pdb.GetMetadataReader().DebugMetadataHeader?.Id;
+                if (id is { Length: >= 16 } bytes && new Guid(bytes.AsSpan(0, 16)) == location.PdbSignature)
+                {
+                    (var found, pdb) = (pdb, null);
+                    return (found, null);
+                }
+            }
+            catch (Exception e) when (e is BadImageFormatException or IOException or UnauthorizedAccessException or InvalidOperationException)
+            {
+                // Not a portable PDB, or unreadable: the next candidate, or the message below.
+            }
+            finally
+            {
+                pdb?.Dispose();
+            }
+        }
+
+        return (null, $"{modulePath} is not on disk (a single-file app's bundle holds it, or the trace is from another machine), and no portable PDB with its id is beside it or at {location.PdbBuildPath ?? "its build path"}");
+    }
+
     private static (MetadataReaderProvider? Pdb, string? Missing) OpenPdb(string modulePath)
     {
         var name = Path.GetFileName(modulePath);
-        if (!File.Exists(modulePath))
-        {
-            return (null, $"{modulePath} is not on this machine, so neither is its PDB");
-        }
 
         try
         {

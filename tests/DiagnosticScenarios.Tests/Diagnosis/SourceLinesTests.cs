@@ -66,7 +66,45 @@ public sealed class SourceLinesTests : IDisposable
         Assert.Equal((LineOf(statement), statement), (line.Line, line.Text));
     }
 
+    // A single-file app's bundle holds its modules: the trace names a module path with no file behind it, and the PDB the
+    // publish put beside the bundle gives the lines when its id is the one the runtime reported for the module.
+    [Fact]
+    public void AModuleWithNoFile_IsNamedFromThePdbBesideItsPath_WhenThePdbsIdIsTheModules()
+    {
+        var (module, source) = Compile(OptimizationLevel.Release);
+        var settle = MethodToken(module, "Journal", "Settle");
+        var signature = PdbSignature(module);
+        File.Delete(module);
+        using var lines = new SourceLines();
+
+        var (line, missing) = lines.Find(new IlLocation(module, settle, IlOffset: 0) { PdbSignature = signature });
+
+        Assert.True(line is not null, missing);
+        Assert.Equal((source, LineOf("System.Threading.Thread.Sleep(amount);")), (line.File, line.Line));
+    }
+
+    [Fact]
+    public void AModuleWithNoFile_HasNoLine_WhenThePdbBesideItsPathIsAnotherBuilds()
+    {
+        var (module, _) = Compile(OptimizationLevel.Release);
+        var settle = MethodToken(module, "Journal", "Settle");
+        File.Delete(module);
+        using var lines = new SourceLines();
+
+        var (line, missing) = lines.Find(new IlLocation(module, settle, IlOffset: 0) { PdbSignature = Guid.NewGuid() });
+
+        Assert.Null(line);
+        Assert.Contains("no portable PDB with its id is beside it", missing, StringComparison.Ordinal);
+    }
+
     public void Dispose() => Directory.Delete(_folder, recursive: true);
+
+    // What the runtime reports as the module's PDB signature: the GUID of its CodeView debug directory entry.
+    private static Guid PdbSignature(string module)
+    {
+        using var pe = new PEReader(File.OpenRead(module));
+        return pe.ReadCodeViewDebugDirectoryData(pe.ReadDebugDirectory().Single(e => e.Type == DebugDirectoryEntryType.CodeView)).Guid;
+    }
 
     private static int LineOf(string text) =>
         Source.Split('\n').Select((line, index) => (line, index)).Single(l => l.line.Trim() == text).index + 1;
