@@ -88,6 +88,8 @@ public sealed record BlockingFrame(BlockingKind Kind, string Name, string Frame)
         ("System.IO.Pipes.PipeStream.Read", BlockingKind.StreamRead, "pipe read"),
     ];
 
+    private const string WorkItemDispatch = "System.Threading.ThreadPoolWorkQueue.Dispatch";
+
     private const string ChannelFix =
         "await the signal (a TaskCompletionSource, or a Channel for items) instead of waiting on an event (/api/blocking/blockingcollection → channel)";
 
@@ -224,13 +226,29 @@ public sealed record BlockingFrame(BlockingKind Kind, string Name, string Frame)
         for (var i = framesLeafFirst.Count - 1; i >= 0; i--)
         {
             var method = FrameNames.Method(framesLeafFirst[i]);
-            if (!FrameNames.IsAsyncMethod(method) && Match(method, framesLeafFirst[i]) is not null)
+            if (!FrameNames.IsAsyncMethod(method) && Match(method, framesLeafFirst[i]) is { } match
+                && !(match.Kind == BlockingKind.IdleWorker && IsDispatchingAbove(framesLeafFirst, i)))
             {
                 return i;
             }
         }
 
         return null;
+    }
+
+    // The pool's work loop keeps a frame of its own where CoreLib runs jitted (DOTNET_ReadyToRun=0), under every worker: it
+    // is idle only while it waits, not while it runs a work item through the queue's dispatch, nearer the leaf.
+    private static bool IsDispatchingAbove(IReadOnlyList<string> framesLeafFirst, int index)
+    {
+        for (var i = index - 1; i >= 0; i--)
+        {
+            if (FrameNames.Method(framesLeafFirst[i]).StartsWith(WorkItemDispatch, StringComparison.Ordinal))
+            {
+                return true;
+            }
+        }
+
+        return false;
     }
 
     private static BlockingFrame? Match(string method, string frame)

@@ -49,6 +49,37 @@ public sealed class BlockingClassificationTests
         Assert.Null(BlockingFrame.Find(frames));
     }
 
+    // A ReadyToRun CoreLib inlines the pool's work loop into the worker's start; run jitted (DOTNET_ReadyToRun=0, seen so on
+    // a minimal API loaded with hey) it keeps its frame, under every pool thread, the busy ones too. Leaf first, from that snapshot.
+    private static readonly string[] JittedPoolWorkerBottom =
+    [
+        "System.Private.CoreLib!System.Threading.ThreadPoolWorkQueue.Dispatch()",
+        "System.Private.CoreLib!System.Threading.PortableThreadPool+WorkerThread.WorkerDoWork(class System.Threading.PortableThreadPool,bool&)",
+        "System.Private.CoreLib!System.Threading.PortableThreadPool+WorkerThread.WorkerThreadStart()",
+        "System.Private.CoreLib!System.Threading.Thread.StartCallback()",
+    ];
+
+    [Fact]
+    public void Find_NamesTheBlockingCall_NotTheWorkLoopBelowIt_WhenTheLoopKeepsItsFrame()
+    {
+        string[] sleeping =
+        [
+            "System.Private.CoreLib!System.Threading.Thread.Sleep(int32)",
+            "Fabrikam.Stock!Fabrikam.Stock.Warehouse.CountOnHand(class System.String)",
+            "Microsoft.AspNetCore.Routing!Microsoft.AspNetCore.Routing.EndpointMiddleware.Invoke(class Microsoft.AspNetCore.Http.HttpContext)",
+            .. JittedPoolWorkerBottom,
+        ];
+        string[] running = ["Fabrikam.Stock!Fabrikam.Stock.Warehouse.Count(class System.String)", .. JittedPoolWorkerBottom];
+        string[] idle =
+        [
+            "System.Private.CoreLib!System.Threading.LowLevelLifoSemaphore.WaitForSignal(int32)",
+            "System.Private.CoreLib!System.Threading.LowLevelLifoSemaphore.Wait(int32,bool)",
+            .. JittedPoolWorkerBottom[1..],
+        ];
+
+        Assert.Equal([BlockingKind.Sleep, null, BlockingKind.IdleWorker], new[] { sleeping, running, idle }.Select(f => BlockingFrame.Find(f)?.Kind));
+    }
+
     [Fact]
     public void Find_TellsASemaphoreWaitFromAnAwaitedOne()
     {
