@@ -80,6 +80,13 @@ internal sealed class SourceLines : IDisposable
         return (new SourceLine(file, found.StartLine, text), null);
     }
 
+    /// <summary>
+    /// Whether the module is precompiled (ReadyToRun, as <c>PublishReadyToRun</c> makes it): its code runs as compiled
+    /// ahead of time until the runtime rejits a hot method, and the runtime reports no IL-to-native map for such code.
+    /// </summary>
+    public bool IsReadyToRun(string? modulePath) =>
+        modulePath is not null && Module(modulePath)?.PEHeaders.CorHeader is { ManagedNativeHeaderDirectory.Size: > 0 };
+
     public void Dispose()
     {
         foreach (var (pdb, _) in _pdbs.Values)

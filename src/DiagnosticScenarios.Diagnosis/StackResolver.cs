@@ -125,7 +125,9 @@ internal sealed class StackResolver : IDisposable
         var method = FrameNames.TypeAndMethod(frame.Name);
         if (_maps.Find(frame.Address, isLeaf: callee is null) is not { } location)
         {
-            return new AppFrame(method, null, "the trace has no IL-to-native map for this code (precompiled, or recorded without the rundown's maps)");
+            return new AppFrame(method, null, _sources.IsReadyToRun(frame.ModulePath)
+                ? $"{Path.GetFileName(frame.ModulePath)} is precompiled (ReadyToRun) and the runtime maps no precompiled code to IL: for lines, run the app with DOTNET_ReadyToRun=0 while you diagnose it, so its code is jitted"
+                : "the trace has no IL-to-native map for this code (recorded without the rundown's maps)");
         }
 
         var (line, missing) = _sources.Find(location with { ModulePath = location.ModulePath ?? frame.ModulePath }, callee is { } called ? FrameNames.Method(called.Name) : null);

@@ -97,6 +97,17 @@ public sealed class SourceLinesTests : IDisposable
         Assert.Contains("no portable PDB with its id is beside it", missing, StringComparison.Ordinal);
     }
 
+    // A module compiled ahead of time (the shared framework's, as PublishReadyToRun compiles an app's) runs code the
+    // runtime maps to no IL; a frame in it gets no line, and the report says why and how to get one.
+    [Fact]
+    public void IsReadyToRun_TellsAPrecompiledModule_FromOneTheCompilerWrote()
+    {
+        var (module, _) = Compile(OptimizationLevel.Release);
+        using var lines = new SourceLines();
+
+        Assert.Equal((true, false), (lines.IsReadyToRun(typeof(Enumerable).Assembly.Location), lines.IsReadyToRun(module)));
+    }
+
     public void Dispose() => Directory.Delete(_folder, recursive: true);
 
     // What the runtime reports as the module's PDB signature: the GUID of its CodeView debug directory entry.
