@@ -36,12 +36,18 @@ internal sealed class AppCode
     private readonly Dictionary<string, IReadOnlyDictionary<string, (string Type, string DepsFile)>> _depsByDirectory = new(StringComparer.Ordinal);
     private readonly string? _sharedFramework;
     private readonly Dictionary<string, bool> _optimized = new(StringComparer.Ordinal);
+    private readonly Func<string, string?> _assemblyOf;
 
     /// <param name="prefixes">Namespaces or assembly names that are the app's, overriding the automatic rule; empty for none.</param>
     /// <param name="coreLibPath">Where the trace says System.Private.CoreLib is: the shared framework is the folder above its version folder.</param>
-    public AppCode(IReadOnlyList<string> prefixes, string? coreLibPath)
+    /// <param name="assemblyOf">
+    /// A module file's assembly identity as the trace names it, or null: what tells a framework module from the app's
+    /// where no file is on disk to read (a self-contained single-file app keeps the framework in its bundle).
+    /// </param>
+    public AppCode(IReadOnlyList<string> prefixes, string? coreLibPath, Func<string, string?>? assemblyOf = null)
     {
         _prefixes = prefixes;
+        _assemblyOf = assemblyOf ?? (_ => null);
         var runtimeFolder = coreLibPath is null ? null : Directory.GetParent(coreLibPath);
         var shared = runtimeFolder?.Parent?.Parent;
         _sharedFramework = shared is { Name: "shared" } ? shared.FullName + Path.DirectorySeparatorChar : null;
@@ -125,7 +131,7 @@ internal sealed class AppCode
             return new(module, path, library.Type == "project", $"{library.Type} in {library.DepsFile}");
         }
 
-        return KeyToken(path) is { } token && MicrosoftKeyTokens.Contains(token)
+        return (KeyTokenOfFile(path) ?? KeyToken(_assemblyOf(path))) is { } token && MicrosoftKeyTokens.Contains(token)
             ? new(module, path, false, $"signed with Microsoft's key (public key token {token})")
             : new(module, path, true, "not the runtime, the shared framework or a package");
     }
@@ -220,7 +226,25 @@ internal sealed class AppCode
         }
     }
 
-    private static string? KeyToken(string path)
+    // The token of an identity as the loader's events write it: "Name, Version=…, Culture=…, PublicKeyToken=…".
+    private static string? KeyToken(string? assemblyName)
+    {
+        if (assemblyName is null)
+        {
+            return null;
+        }
+
+        try
+        {
+            return new System.Reflection.AssemblyName(assemblyName).GetPublicKeyToken() is { Length: > 0 } token ? Convert.ToHexStringLower(token) : null;
+        }
+        catch (Exception e) when (e is FileLoadException or ArgumentException)
+        {
+            return null;
+        }
+    }
+
+    private static string? KeyTokenOfFile(string path)
     {
         try
         {

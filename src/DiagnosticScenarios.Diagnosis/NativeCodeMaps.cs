@@ -14,13 +14,15 @@ internal sealed class NativeCodeMaps
     private const int FirstRealIlOffset = 0;
 
     private readonly CodeBody[] _bodies;
+    private readonly Dictionary<string, string> _assemblies;
 
-    private NativeCodeMaps(CodeBody[] bodies) => _bodies = bodies;
+    private NativeCodeMaps(CodeBody[] bodies, Dictionary<string, string> assemblies) => (_bodies, _assemblies) = (bodies, assemblies);
 
     /// <summary>Reads the method and map events of a <c>.nettrace</c>: a pass over the file, without TraceLog.</summary>
     public static NativeCodeMaps Read(string nettracePath)
     {
         var modules = new Dictionary<long, ModuleFile>();
+        var assemblies = new Dictionary<long, string>();
         var bodies = new List<CodeBody>();
 
         // A body's map and its method event come one after the other from one thread (the map first in a rundown, the
@@ -61,9 +63,11 @@ internal sealed class NativeCodeMaps
             rundown.MethodDCStopVerbose += OnMethod;
             rundown.MethodILToNativeMapDCStop += OnMap;
             rundown.LoaderModuleDCStop += data => modules[data.ModuleID] = ModuleFile.From(data);
+            rundown.LoaderAssemblyDCStop += data => assemblies[data.AssemblyID] = data.FullyQualifiedAssemblyName;
             source.Clr.MethodLoadVerbose += OnMethod;
             source.Clr.MethodILToNativeMap += OnMap;
             source.Clr.LoaderModuleLoad += data => modules[data.ModuleID] = ModuleFile.From(data);
+            source.Clr.LoaderAssemblyLoad += data => assemblies[data.AssemblyID] = data.FullyQualifiedAssemblyName;
             source.Process();
         }
 
@@ -71,8 +75,19 @@ internal sealed class NativeCodeMaps
         return new NativeCodeMaps(bodies
             .Select(b => b with { Module = modules.GetValueOrDefault(b.ModuleId) })
             .OrderBy(b => b.Start)
-            .ToArray());
+            .ToArray(),
+            modules.Values
+                .Where(m => assemblies.ContainsKey(m.AssemblyId))
+                .DistinctBy(m => m.Path, StringComparer.Ordinal)
+                .ToDictionary(m => m.Path, m => assemblies[m.AssemblyId], StringComparer.Ordinal));
     }
+
+    /// <summary>
+    /// The identity of the assembly a module file belongs to, as the loader's events name it
+    /// (<c>System.Private.CoreLib, Version=10.0.0.0, Culture=neutral, PublicKeyToken=7cec85d7bea7798e</c>), or null.
+    /// It holds where the file does not: a single-file app's bundle.
+    /// </summary>
+    public string? AssemblyOf(string modulePath) => _assemblies.GetValueOrDefault(modulePath);
 
     /// <summary>
     /// The method token, module and IL offset of a code address, or null when no jitted body with a map holds it.
@@ -114,10 +129,10 @@ internal sealed class NativeCodeMaps
 
     // A module as the loader's events name it: its file, and the id and build path of its PDB (which a module inside a
     // single-file bundle, with no file of its own, still reports).
-    private sealed record ModuleFile(string Path, Guid PdbSignature, string? PdbBuildPath)
+    private sealed record ModuleFile(string Path, long AssemblyId, Guid PdbSignature, string? PdbBuildPath)
     {
         public static ModuleFile From(ModuleLoadUnloadTraceData data) =>
-            new(data.ModuleILPath, data.ManagedPdbSignature, string.IsNullOrEmpty(data.ManagedPdbBuildPath) ? null : data.ManagedPdbBuildPath);
+            new(data.ModuleILPath, data.AssemblyID, data.ManagedPdbSignature, string.IsNullOrEmpty(data.ManagedPdbBuildPath) ? null : data.ManagedPdbBuildPath);
     }
 
     private sealed class IlMap(int[] ilOffsets, int[] nativeOffsets)

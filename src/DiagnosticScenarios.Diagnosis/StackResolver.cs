@@ -39,7 +39,7 @@ internal sealed class StackResolver : IDisposable
     {
         _maps = NativeCodeMaps.Read(nettracePath);
         var coreLib = log.ModuleFiles.FirstOrDefault(m => string.Equals(Path.GetFileNameWithoutExtension(m.FilePath), "System.Private.CoreLib", StringComparison.OrdinalIgnoreCase));
-        _app = new AppCode(options.AppPrefixes, coreLib?.FilePath);
+        _app = new AppCode(options.AppPrefixes, coreLib?.FilePath, _maps.AssemblyOf);
     }
 
     /// <summary>The modules met so far and whether each is the app's.</summary>

@@ -73,6 +73,25 @@ public sealed class AppCodeTests : IDisposable
         Assert.Equal((true, "not the runtime, the shared framework or a package"), (verdict.IsApp, verdict.Rule));
     }
 
+    // A self-contained single-file app keeps the framework in its bundle: the trace names module files that are not on disk,
+    // and the loader's events name each one's assembly, with its public key token (seen so on Fabrikam.Stock published so).
+    [Fact]
+    public void AModuleWithNoFile_IsDecidedByItsIdentityInTheTrace()
+    {
+        var identities = new Dictionary<string, string>
+        {
+            [Path.Combine(_bare, "System.Private.CoreLib.dll")] = "System.Private.CoreLib, Version=10.0.0.0, Culture=neutral, PublicKeyToken=7cec85d7bea7798e",
+            [Path.Combine(_bare, "Fabrikam.Stock.dll")] = "Fabrikam.Stock, Version=1.0.0.0, Culture=neutral, PublicKeyToken=null",
+        };
+        var app = new AppCode([], CoreLib, identities.GetValueOrDefault);
+
+        var framework = Decide(app, Path.Combine(_bare, "System.Private.CoreLib.dll"));
+        var own = Decide(app, Path.Combine(_bare, "Fabrikam.Stock.dll"));
+
+        Assert.Equal((false, "signed with Microsoft's key (public key token 7cec85d7bea7798e)"), (framework.IsApp, framework.Rule));
+        Assert.Equal((true, "not the runtime, the shared framework or a package"), (own.IsApp, own.Rule));
+    }
+
     [Fact]
     public void MethodsCompiledAtRunTime_AreNotTheApps()
     {
