@@ -1,6 +1,6 @@
+using System.Reflection;
 using System.Reflection.Metadata;
 using System.Reflection.PortableExecutable;
-using System.Security.Cryptography;
 using System.Text.Json;
 
 namespace DiagnosticScenarios.Diagnosis;
@@ -131,7 +131,7 @@ internal sealed class AppCode
             return new(module, path, library.Type == "project", $"{library.Type} in {library.DepsFile}");
         }
 
-        return (KeyTokenOfFile(path) ?? KeyToken(_assemblyOf(path))) is { } token && MicrosoftKeyTokens.Contains(token)
+        return KeyToken(path) is { } token && MicrosoftKeyTokens.Contains(token)
             ? new(module, path, false, $"signed with Microsoft's key (public key token {token})")
             : new(module, path, true, "not the runtime, the shared framework or a package");
     }
@@ -226,17 +226,16 @@ internal sealed class AppCode
         }
     }
 
-    // The token of an identity as the loader's events write it: "Name, Version=…, Culture=…, PublicKeyToken=…".
-    private static string? KeyToken(string? assemblyName)
-    {
-        if (assemblyName is null)
-        {
-            return null;
-        }
+    // An assembly's public key token, from its identity: read from the file's metadata where the file is on disk, else as
+    // the loader's events name it ("Name, Version=…, Culture=…, PublicKeyToken=…"); null when unsigned or unknown.
+    private string? KeyToken(string path) =>
+        (IdentityOfFile(path) ?? IdentityInTrace(_assemblyOf(path)))?.GetPublicKeyToken() is { Length: > 0 } token ? Convert.ToHexStringLower(token) : null;
 
+    private static AssemblyName? IdentityInTrace(string? name)
+    {
         try
         {
-            return new System.Reflection.AssemblyName(assemblyName).GetPublicKeyToken() is { Length: > 0 } token ? Convert.ToHexStringLower(token) : null;
+            return name is null ? null : new AssemblyName(name);
         }
         catch (Exception e) when (e is FileLoadException or ArgumentException)
         {
@@ -244,27 +243,12 @@ internal sealed class AppCode
         }
     }
 
-    private static string? KeyTokenOfFile(string path)
+    private static AssemblyName? IdentityOfFile(string path)
     {
         try
         {
             using var pe = new PEReader(File.OpenRead(path));
-            if (!pe.HasMetadata)
-            {
-                return null;
-            }
-
-            var reader = pe.GetMetadataReader();
-            var key = reader.GetBlobBytes(reader.GetAssemblyDefinition().PublicKey);
-            if (key.Length == 0)
-            {
-                return null;
-            }
-
-#pragma warning disable CA5350 // deliberate: a strong-name token is defined as the last 8 bytes of the key's SHA-1, reversed; nothing is secured by it
-            var hash = SHA1.HashData(key);
-#pragma warning restore CA5350
-            return Convert.ToHexStringLower(hash.AsSpan(hash.Length - 8).ToArray().Reverse().ToArray());
+            return pe.HasMetadata ? pe.GetMetadataReader().GetAssemblyDefinition().GetAssemblyName() : null;
         }
         catch (Exception e) when (e is BadImageFormatException or IOException or UnauthorizedAccessException or InvalidOperationException)
         {
