@@ -12,6 +12,7 @@ namespace DiagnosticScenarios.Tests.Load;
 internal static class RuntimeViews
 {
     private const string Yes = "✓";
+    private const string Sometimes = "some runs";
 
     private static readonly string[] Header = ["family", "scenario", "the pool adds threads (cooperative blocking)", "WaitHandleWait names it", "a snapshot names it"];
 
@@ -32,7 +33,8 @@ internal static class RuntimeViews
         output.WriteLine($"{label}: measured {measured}\n{Describe(diagnosis)}");
         Assert.True(diagnosis.Waits.RequestsStarted > 0 && diagnosis.Waits.Waits > 0,
             $"the wait trace saw {diagnosis.Waits.RequestsStarted} requests start and {diagnosis.Waits.Waits} waits: it measured nothing");
-        Assert.Equal(scenario.Runtime, measured);
+        // A cell the catalogue leaves open (runs differ) is shown, not held.
+        Assert.Equal(scenario.Runtime, scenario.Runtime!.PoolCompensates is null ? measured with { PoolCompensates = null } : measured);
     }
 
     /// <summary>What a failing comparison shows: the measured figures behind the cells.</summary>
@@ -54,6 +56,7 @@ internal static class RuntimeViews
     private static IReadOnlyList<string> Cells(Scenario scenario) =>
     [
         scenario.Family, $"`{scenario.Name}`",
-        scenario.Runtime!.PoolCompensates ? Yes : "", scenario.Runtime.RaisesWaitHandleWait ? Yes : "", scenario.Runtime.SnapshotNamesIt ? Yes : "",
+        scenario.Runtime!.PoolCompensates switch { true => Yes, false => "", null => Sometimes },
+        scenario.Runtime.RaisesWaitHandleWait ? Yes : "", scenario.Runtime.SnapshotNamesIt ? Yes : "",
     ];
 }
