@@ -75,13 +75,25 @@ public sealed class FixtureAppDiagnosisTests(ITestOutputHelper output)
         var snapshot = JsonSerializer.Deserialize<StackSnapshot>(stacks, Json)!;
         var sites = snapshot.BlockedPoolSites;
         output.WriteLine(string.Join('\n', sites.Select(s => s.Describe(snapshot.PoolThreadCount))));
+
+        // A snapshot is an instant: a route whose requests were all queued for a thread at it has no parked thread to name
+        // (seen once in about thirty runs: orders/7's three loops, the shortest route, held none of the twelve pool
+        // threads). Such a route is looked for in one more snapshot, as a user would take one.
+        bool NamedBy(IReadOnlyList<BlockingSite> candidates, IGrouping<string, BlockingChain> route) =>
+            candidates.Any(s => route.Any(chain => s.Blocking.Kind == chain.Kind && chain.IsNamedBy(s.AppFrames, s.InlinedInto, s.RequestsSeen, app.IsRelease)));
+        if (chains.GroupBy(c => c.Route).Any(route => !NamedBy(sites, route)))
+        {
+            var again = JsonSerializer.Deserialize<StackSnapshot>(await RunAsync(cli?.Command, "stacks", "-p", $"{server.ProcessId}", "--format", "json", "--top", "10", "--requests-window", "1.5s"), Json)!;
+            output.WriteLine("a route had no parked thread in that snapshot; one more:\n" + string.Join('\n', again.BlockedPoolSites.Select(s => s.Describe(again.PoolThreadCount))));
+            sites = [.. sites, .. again.BlockedPoolSites];
+        }
+
         var waitSites = JsonSerializer.Deserialize<WaitAnalysis>(waits, Json)!.Sites;
         output.WriteLine(string.Join('\n', waitSites.Select(s => s.Describe())));
         Assert.Contains(snapshot.Modules, m => m.Module == "Contoso.Orders" && m.IsApp);
         foreach (var route in chains.GroupBy(c => c.Route))
         {
-            Assert.True(sites.Any(s => route.Any(chain => s.Blocking.Kind == chain.Kind && chain.IsNamedBy(s.AppFrames, s.InlinedInto, s.RequestsSeen, app.IsRelease))),
-                $"no blocking site of stacks names {string.Join(" or ", route)}");
+            Assert.True(NamedBy(sites, route), $"no blocking site of stacks names {string.Join(" or ", route)}");
             Assert.True(waitSites.Any(s => route.Any(chain => s.Blocking?.Kind == chain.Kind && chain.IsNamedBy(s.AppFrames, s.InlinedInto, requestsSeen: null, app.IsRelease))),
                 $"no wait site of waits names {string.Join(" or ", route)}");
         }
