@@ -3,7 +3,7 @@
 # 200 min worker threads so the pool grows at once) with 150 requests of taskrunwait, whose Task.Run delegates park 150
 # pool threads in MockDatabase.Query, frames the JIT keeps (each app frame's file and line is read from the PDB); then the
 # CLI's `stacks --json` (another process) and the app's own capture (POST /api/threadpool/stacks, an EventPipe session on
-# itself) several times each. Prints each run, the medians, the CLI's peak RSS and the app's RSS before and its peak after.
+# itself, recorded by a child process of the app and analysed in it) several times each. Prints each run, the medians, the CLI's peak RSS and the app's RSS before and its peak after.
 # Usage: scripts/stacks-benchmark.sh [runs=5] [held=150] [scenario=taskrunwait]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -69,7 +69,7 @@ echo "app: RSS $(rss VmRSS) KB after, peak (VmHWM) $(rss VmHWM) KB"
 python3 - "$results" <<'PY'
 import statistics, sys
 rows = [l.split() for l in open(sys.argv[1]) if l.strip()]
-for side, label in (("cli", "CLI stacks -p (own process)"), ("app", "POST /api/threadpool/stacks (in-process)")):
+for side, label in (("cli", "CLI stacks -p (own process)"), ("app", "POST /api/threadpool/stacks (the app's own, recorded by its child)")):
     r = [x for x in rows if x[0] == side]
     med = lambda i: statistics.median(float(x[i]) for x in r)
     mem = "CLI peak RSS" if side == "cli" else "app peak RSS so far"

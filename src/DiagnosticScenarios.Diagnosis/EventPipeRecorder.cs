@@ -6,9 +6,15 @@ namespace DiagnosticScenarios.Diagnosis;
 
 /// <summary>
 /// Records an EventPipe session of a process to a <c>.nettrace</c> file, synchronously and without the thread pool:
-/// the calling thread opens, waits and stops the session, and a dedicated thread copies the stream. So it works when the
-/// target is this very process and its pool is starved, provided the caller is not a pool thread itself.
+/// the calling thread opens, waits and stops the session, and a dedicated thread copies the stream. So a target whose
+/// pool is starved is recorded all the same.
 /// </summary>
+/// <remarks>
+/// Not the target itself: at the stop, the runtime writes the rundown to the session's stream while it holds locks its
+/// JIT and tiered compilation take, and waits whenever the reader is behind; a reader in the same process that needs one
+/// of those locks then (a method compiled for the first time, or promoted to its optimised tier) never reads again. A
+/// process records itself from a child process (the app's <c>StackRecorder</c>).
+/// </remarks>
 internal static class EventPipeRecorder
 {
     /// <summary>Records while <paramref name="whileOn"/> runs on the calling thread, then stops the session; with <paramref name="rundown"/>, the runtime names every method at the stop.</summary>

@@ -7,17 +7,28 @@ using Microsoft.Diagnostics.Tracing.Etlx;
 namespace DiagnosticScenarios.Diagnosis;
 
 /// <summary>
+/// Records a snapshot's trace of <paramref name="processId"/> to <paramref name="nettracePath"/>, calling
+/// <paramref name="afterSampling"/> once the threads are sampled: <see cref="StackSnapshots.Record"/>, or a recording made
+/// by another process for a caller that snapshots itself.
+/// </summary>
+public delegate void StackRecording(int processId, string nettracePath, DiagnosisOptions options, Action? afterSampling);
+
+/// <summary>
 /// Stack snapshots as dotnet-stack takes them (a few milliseconds of the sample profiler plus rundown, resolved by
-/// TraceEvent), grouped and named down to the line. <see cref="Capture"/> is synchronous and needs no pool thread, so a dedicated thread of a
-/// starved process can snapshot that process itself.
+/// TraceEvent), grouped and named down to the line. <see cref="Capture"/> is synchronous and needs no pool thread, so a
+/// dedicated thread of a starved process can take one; its session's stream must be read by another process when the
+/// target is the caller itself (see <see cref="EventPipeRecorder"/>), which <c>record</c> does.
 /// </summary>
 public static class StackSnapshots
 {
     private const string SampleProfiler = "Microsoft-DotNETCore-SampleProfiler";
 
-    /// <summary>Samples every managed thread of <paramref name="processId"/> and groups the stacks. Call it from a thread that is not a pool thread when the target is this process.</summary>
+    /// <summary>
+    /// Samples every managed thread of <paramref name="processId"/> and groups the stacks; <paramref name="record"/> records
+    /// the trace (<see cref="Record"/> when null). Call it from a thread that is not a pool thread when the target is this process.
+    /// </summary>
     /// <exception cref="DiagnosisException">The process is not there, not .NET, or its diagnostic port did not answer.</exception>
-    public static StackSnapshot Capture(int processId, DiagnosisOptions? options = null)
+    public static StackSnapshot Capture(int processId, DiagnosisOptions? options = null, StackRecording? record = null)
     {
         options ??= DiagnosisOptions.Default;
         var trace = ScratchFiles.NewPath($"stacks-{processId}", ".nettrace");
@@ -27,7 +38,7 @@ public static class StackSnapshots
             IReadOnlyDictionary<int, string>? labels = null;
             // Read as the samples are taken, not once the session has stopped: its rundown can take seconds on a starved
             // machine (ten, once, beside four other sessions), and by then the threads serve other requests.
-            Record(processId, trace, options, afterSampling: () => labels = options.ThreadLabels?.Invoke());
+            (record ?? Record)(processId, trace, options, () => labels = options.ThreadLabels?.Invoke());
             var captureMs = recording.Elapsed.TotalMilliseconds;
             var requests = labels is null
                 ? null

@@ -9,6 +9,13 @@ using DiagnosticScenarios.Scenarios;
 using DiagnosticScenarios.Sql;
 using DiagnosticScenarios.StackCapture;
 
+// Started by its own stack capture to record it from outside (StackRecorder): no web server then.
+if (StackRecorder.IsRecorder(args))
+{
+    Environment.ExitCode = StackRecorder.Run(args);
+    return;
+}
+
 var builder = WebApplication.CreateBuilder(args);
 
 // ProblemDetails (RFC 9457) for every error, AllowedHosts, the OpenAPI document.

@@ -5,9 +5,10 @@ using Microsoft.Extensions.Options;
 namespace DiagnosticScenarios.StackCapture;
 
 /// <summary>
-/// Snapshots the app's own threads with an EventPipe session on this very process, from a dedicated thread: a starved pool
-/// is neither needed to take the snapshot nor to analyse it, and the warning it logs appears while the pool is still starved.
-/// Nothing runs until the detector declares starvation or someone asks; the thread is started on the first capture.
+/// Snapshots the app's own threads with an EventPipe session on this very process, recorded by a child process of the app
+/// (<see cref="StackRecorder"/>) and analysed here, from a dedicated thread: a starved pool is neither needed to take the
+/// snapshot nor to analyse it, and the warning it logs appears while the pool is still starved. Nothing runs until the
+/// detector declares starvation or someone asks; the thread is started on the first capture.
 /// </summary>
 public sealed partial class StackCaptureService : IStarvationListener, IDisposable
 {
@@ -143,7 +144,7 @@ public sealed partial class StackCaptureService : IStarvationListener, IDisposab
     {
         try
         {
-            var snapshot = StackSnapshots.Capture(Environment.ProcessId, CaptureOptions);
+            var snapshot = StackSnapshots.Capture(Environment.ProcessId, CaptureOptions, StackRecorder.Record);
             var top = snapshot.TopBlockedPoolSite();
             var milliseconds = Math.Round(snapshot.CaptureMs + snapshot.AnalysisMs);
             if (top is null)

@@ -4,6 +4,7 @@ using System.Net.Sockets;
 using System.Text;
 using DiagnosticScenarios.Common;
 using DiagnosticScenarios.Diagnosis;
+using DiagnosticScenarios.StackCapture;
 using DiagnosticScenarios.Tests.Common;
 
 namespace DiagnosticScenarios.Tests.Diagnosis;
@@ -37,12 +38,25 @@ public sealed class SilentPortTests
         await port.SessionStreamClosed.TimeoutAfter(TimeSpan.FromSeconds(10));
     }
 
+    [LinuxFact]
+    public async Task AppsOwnCapture_AsksForItsSessionFromAnotherProcess_AndGivesTheReasonThatProcessGaveUp()
+    {
+        await using var port = await SilentPort.StartAsync(answersTheStart: false);
+
+        // The app's recorder is the app started again (here through the .NET host, as the test host runs the app): a
+        // second start of a runtime, so a bound of its own beside the patience.
+        await AssertCaptureGivesUpAsync(port, "the start of a session", StackRecorder.Record, TimeSpan.FromSeconds(60));
+        var clients = port.ClientProcessIds;
+        Assert.NotEmpty(clients);
+        Assert.DoesNotContain(Environment.ProcessId, clients);
+    }
+
     // A capture of the port's process fails as unreachable, naming the command it waited for and its patience.
-    private static async Task AssertCaptureGivesUpAsync(SilentPort port, string command)
+    private static async Task AssertCaptureGivesUpAsync(SilentPort port, string command, StackRecording? record = null, TimeSpan? bound = null)
     {
         var options = DiagnosisOptions.Default with { AnswerTimeout = Patience, DrainTimeout = Patience };
         // Ten times the patience bounds the whole capture: without the bound it would never return.
-        var failure = await Assert.ThrowsAsync<DiagnosisException>(() => Task.Run(() => StackSnapshots.Capture(port.ProcessId, options)).TimeoutAfter(Patience * 10));
+        var failure = await Assert.ThrowsAsync<DiagnosisException>(() => Task.Run(() => StackSnapshots.Capture(port.ProcessId, options, record)).TimeoutAfter(bound ?? Patience * 10));
 
         Assert.Equal(DiagnosisFailure.PortUnreachable, failure.Failure);
         Assert.Contains($"did not answer {command} within 1 s", failure.Message, StringComparison.Ordinal);
@@ -61,6 +75,7 @@ public sealed class SilentPortTests
         private readonly string _path;
         private readonly bool _answersTheStart;
         private readonly List<Socket> _accepted = [];
+        private readonly List<int> _clients = [];
         private readonly TaskCompletionSource _sessionStreamClosed = new(TaskCreationOptions.RunContinuationsAsynchronously);
         private readonly Task _serving;
         private volatile bool _stopAsked;
@@ -80,6 +95,18 @@ public sealed class SilentPortTests
         public int ProcessId => _owner.Id;
 
         public bool StopAsked => _stopAsked;
+
+        /// <summary>The process id of each client that connected (the kernel's, SO_PEERCRED).</summary>
+        public IReadOnlyList<int> ClientProcessIds
+        {
+            get
+            {
+                lock (_accepted)
+                {
+                    return [.. _clients];
+                }
+            }
+        }
 
 #pragma warning disable VSTHRD003 // deliberate: this port's own background work; tests have no SynchronizationContext to deadlock on
         public Task SessionStreamClosed => _sessionStreamClosed.Task;
@@ -120,9 +147,11 @@ public sealed class SilentPortTests
                     while (true)
                     {
                         var connection = _listener.Accept();
+                        var client = PeerProcessId(connection);
                         lock (_accepted)
                         {
                             _accepted.Add(connection);
+                            _clients.Add(client);
                         }
 
                         new Thread(() => Serve(connection)) { IsBackground = true, Name = "silent port connection" }.Start();
@@ -182,6 +211,14 @@ public sealed class SilentPortTests
             {
                 // The client hung up, or the test is over.
             }
+        }
+
+        // struct ucred { pid_t pid; uid_t uid; gid_t gid; } of the other end (SOL_SOCKET 1, SO_PEERCRED 17 on Linux).
+        private static int PeerProcessId(Socket connection)
+        {
+            var credentials = new byte[12];
+            connection.GetRawSocketOption(1, 17, credentials);
+            return BinaryPrimitives.ReadInt32LittleEndian(credentials);
         }
 
         private static void ReadExactly(Socket connection, byte[] buffer)

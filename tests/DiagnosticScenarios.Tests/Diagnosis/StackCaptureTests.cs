@@ -33,7 +33,7 @@ public sealed class StackCaptureTests(ObservedRuns runs, ITestOutputHelper outpu
         Assert.Contains("serving GET /api/diagscenario/tasksleepwait", line.Text, StringComparison.Ordinal);
         Assert.Contains("Thread.Sleep", line.Text, StringComparison.Ordinal);
         Assert.Contains("Fix: await the task", line.Text, StringComparison.Ordinal);
-        // Taken and analysed in the starved process, off its pool: the detector's next second still says starved.
+        // Recorded by its child and analysed in the starved process, off its pool: the detector's next second still says starved.
         Assert.NotNull(next);
         Assert.True(next.Starved, $"the sample after the capture's log line was not starved: {next.Sample}");
     }
