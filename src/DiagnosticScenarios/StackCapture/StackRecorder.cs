@@ -48,22 +48,24 @@ public static class StackRecorder
     /// </summary>
     public static int Run(string[] args)
     {
-        if (args is not [Verb, var pid, var path, var sampleMs, var answerMs, var drainMs, var bufferMb])
+        if (args is not [Verb, var pid, var path, var sampleMs, var answerMs, var drainMs, var bufferMb]
+            || Number(pid) is not { } processId || Number(sampleMs) is not { } sample || Number(answerMs) is not { } answer
+            || Number(drainMs) is not { } drain || Number(bufferMb) is not { } buffer)
         {
-            Console.Error.WriteLine($"usage: {Verb} PID PATH SAMPLE_MS ANSWER_MS DRAIN_MS BUFFER_MB");
+            Console.Error.WriteLine($"usage: {Verb} PID PATH SAMPLE_MS ANSWER_MS DRAIN_MS BUFFER_MB (each number a whole one, 0 or more)");
             return 2;
         }
 
         var options = DiagnosisOptions.Default with
         {
-            SampleDuration = TimeSpan.FromMilliseconds(Number(sampleMs)),
-            AnswerTimeout = TimeSpan.FromMilliseconds(Number(answerMs)),
-            DrainTimeout = TimeSpan.FromMilliseconds(Number(drainMs)),
-            BufferMegabytes = Number(bufferMb),
+            SampleDuration = TimeSpan.FromMilliseconds(sample),
+            AnswerTimeout = TimeSpan.FromMilliseconds(answer),
+            DrainTimeout = TimeSpan.FromMilliseconds(drain),
+            BufferMegabytes = buffer,
         };
         try
         {
-            StackSnapshots.Record(Number(pid), path, options, () => Console.Out.WriteLine(SampledLine));
+            StackSnapshots.Record(processId, path, options, () => Console.Out.WriteLine(SampledLine));
             return 0;
         }
         catch (DiagnosisException e)
@@ -194,7 +196,7 @@ public static class StackRecorder
         return File.Exists(beside) ? beside : null;
     }
 
-    private static int Number(string text) => int.Parse(text, NumberStyles.None, CultureInfo.InvariantCulture);
+    private static int? Number(string text) => int.TryParse(text, NumberStyles.None, CultureInfo.InvariantCulture, out var number) ? number : null;
 
     private static string Invariant(long value) => value.ToString(CultureInfo.InvariantCulture);
 }
