@@ -126,7 +126,8 @@ internal sealed class AppCode
             return new(module, path, false, "NuGet package cache");
         }
 
-        if (Deps(Path.GetDirectoryName(path)!).TryGetValue(Path.GetFileName(path), out var library))
+        if (Deps(Path.GetDirectoryName(path)!).TryGetValue(Path.GetFileName(path), out var library)
+            || (RidSpecific(path) is var (root, relative) && Deps(root).TryGetValue(relative, out library)))
         {
             return new(module, path, library.Type == "project", $"{library.Type} in {library.DepsFile}");
         }
@@ -134,6 +135,16 @@ internal sealed class AppCode
         return KeyToken(path) is { } token && MicrosoftKeyTokens.Contains(token)
             ? new(module, path, false, $"signed with Microsoft's key (public key token {token})")
             : new(module, path, true, "not the runtime, the shared framework or a package");
+    }
+
+    // A package's assembly for some platforms only (Microsoft.Data.SqlClient's for Unix) is loaded from
+    // runtimes/RID/lib/TFM/ under the app's folder, whose .deps.json lists it by that path among the package's
+    // runtimeTargets: the folder above "runtimes", and the path from there. Null for any other module.
+    private static (string Root, string Relative)? RidSpecific(string path)
+    {
+        var marker = $"{Path.DirectorySeparatorChar}runtimes{Path.DirectorySeparatorChar}";
+        var at = path.LastIndexOf(marker, StringComparison.Ordinal);
+        return at <= 0 ? null : (path[..at], path[(at + 1)..].Replace(Path.DirectorySeparatorChar, '/'));
     }
 
     private static bool IsDiagnosis(string module) => string.Equals(module, DiagnosisAssembly, StringComparison.Ordinal);
@@ -174,6 +185,15 @@ internal sealed class AppCode
                             foreach (var asset in assets.EnumerateObject())
                             {
                                 files.TryAdd(Path.GetFileName(asset.Name), (type, Path.GetFileName(depsFile)));
+                            }
+                        }
+
+                        // Those for some platforms only, by their path under the folder ("runtimes/unix/lib/net9.0/…").
+                        if (library.Value.TryGetProperty("runtimeTargets", out var targeted) && targeted.ValueKind == JsonValueKind.Object)
+                        {
+                            foreach (var asset in targeted.EnumerateObject())
+                            {
+                                files.TryAdd(asset.Name, (type, Path.GetFileName(depsFile)));
                             }
                         }
                     }

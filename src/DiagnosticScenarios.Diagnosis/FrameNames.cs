@@ -44,7 +44,9 @@ public static partial class FrameNames
     /// <c>Type.Method</c>: what a reader searches the code for, e.g. <c>StarvationScenariosController.TaskWait</c>. A type
     /// declared <c>file</c> is named as it is declared, without the compiler's prefix of its file's name and checksum
     /// (<c>&lt;GeneratedRouteBuilderExtensions_g&gt;F3657…__GeneratedRouteBuilderExtensionsCore</c>, the handlers
-    /// ASP.NET Core's request delegate generator writes into a minimal API app).
+    /// ASP.NET Core's request delegate generator writes into a minimal API app). An async method's body, which runs in
+    /// the state machine the compiler made of it (<c>OrderService+&lt;GetAsync&gt;d__3.MoveNext</c>), is named by the
+    /// method (<c>OrderService.GetAsync</c>), as a debugger's call stack names it; its line is that of the body.
     /// </summary>
     public static string TypeAndMethod(string frame)
     {
@@ -56,8 +58,12 @@ public static partial class FrameNames
         }
 
         var typeDot = LastDotOutsideBrackets(method, methodDot);
-        return method[(typeDot + 1)..];
+        return AsyncMethodBody().Replace(method[(typeDot + 1)..], "${type}.${method}");
     }
+
+    // An async method's state machine (the type, then <Method>d__N) and its MoveNext; not a lambda's or a local function's.
+    [System.Text.RegularExpressions.GeneratedRegex(@"^(?<type>.+)\+<(?<method>[A-Za-z_][A-Za-z0-9_]*)>d__\d+\.MoveNext$")]
+    private static partial System.Text.RegularExpressions.Regex AsyncMethodBody();
 
     // The metadata name of a file-local type: <FileName>F, the SHA-256 of the file's path in hexadecimal, two underscores.
     [System.Text.RegularExpressions.GeneratedRegex("<[^<>]+>F[0-9A-F]{64}__")]

@@ -54,6 +54,20 @@ public sealed class AppCodeTests : IDisposable
     }
 
     [Fact]
+    public void APackagesAssemblyForThisPlatformOnly_UnderRuntimes_IsNotTheApps_ByTheDepsJsonAboveIt()
+    {
+        // Microsoft.Data.SqlClient is loaded on Unix from runtimes/unix/lib/net9.0/, where no .deps.json lies; it is signed
+        // with a key that is not among Microsoft's runtime keys, so only the deps.json's runtimeTargets tell it is a package.
+        var depsFile = $"{typeof(AppCodeTests).Assembly.GetName().Name}.deps.json";
+        var path = Path.Combine(AppContext.BaseDirectory, "runtimes", "unix", "lib", "net9.0", "Microsoft.Data.SqlClient.dll");
+        Assert.True(File.Exists(path), $"{path}: the test's output no longer holds SqlClient's Unix assembly there");
+
+        var verdict = Decide(new AppCode([], CoreLib), path);
+
+        Assert.Equal((false, $"package in {depsFile}"), (verdict.IsApp, verdict.Rule));
+    }
+
+    [Fact]
     public void AModuleWithNoDepsJson_IsNotTheApps_WhenMicrosoftSignedIt()
     {
         var copy = CopyToBareFolder(FrameworkAssembly);
