@@ -35,7 +35,7 @@ internal sealed class AppCode
     private readonly Dictionary<string, ModuleVerdict> _verdicts = new(StringComparer.Ordinal);
     private readonly Dictionary<string, IReadOnlyDictionary<string, (string Type, string DepsFile)>> _depsByDirectory = new(StringComparer.Ordinal);
     private readonly string? _sharedFramework;
-    private readonly Dictionary<string, bool> _optimized = new(StringComparer.Ordinal);
+    private readonly Dictionary<string, ModuleImage?> _images = new(StringComparer.Ordinal);
     private readonly Func<string, string?> _assemblyOf;
 
     /// <param name="prefixes">Namespaces or assembly names that are the app's, overriding the automatic rule; empty for none.</param>
@@ -75,13 +75,7 @@ internal sealed class AppCode
             return true;
         }
 
-        if (!_optimized.TryGetValue(modulePath, out var optimized))
-        {
-            optimized = !OptimizerDisabled(modulePath);
-            _optimized[modulePath] = optimized;
-        }
-
-        return optimized;
+        return Image(modulePath) is not { OptimizerDisabled: true };
     }
 
     private ModuleVerdict Verdict(string module, string? path)
@@ -209,16 +203,63 @@ internal sealed class AppCode
         return files;
     }
 
-    // The compiler's [assembly: Debuggable(DebuggingModes)]: a Debug build sets DisableOptimizations (0x100). The older
-    // constructor takes two bools, the second "JIT optimizer disabled".
-    private static bool OptimizerDisabled(string path)
+    // An assembly's public key token, from its identity: read from the file's metadata where the file is on disk, else as
+    // the loader's events name it ("Name, Version=…, Culture=…, PublicKeyToken=…"); null when unsigned or unknown.
+    private string? KeyToken(string path) =>
+        (Image(path)?.Identity ?? IdentityInTrace(_assemblyOf(path)))?.GetPublicKeyToken() is { Length: > 0 } token ? Convert.ToHexStringLower(token) : null;
+
+    private static AssemblyName? IdentityInTrace(string? name)
     {
-        const int disableOptimizations = 0x100;
         try
         {
-            using var pe = new PEReader(File.OpenRead(path));
-            var reader = pe.GetMetadataReader();
-            foreach (var handle in reader.GetAssemblyDefinition().GetCustomAttributes())
+            return name is null ? null : new AssemblyName(name);
+        }
+        catch (Exception e) when (e is FileLoadException or ArgumentException)
+        {
+            return null;
+        }
+    }
+
+    // What the module's file says of itself, read once: its identity and whether its build turned the JIT's optimizer off.
+    private ModuleImage? Image(string path)
+    {
+        if (!_images.TryGetValue(path, out var image))
+        {
+            image = ModuleImage.Read(path);
+            _images[path] = image;
+        }
+
+        return image;
+    }
+
+    private sealed record ModuleImage(AssemblyName Identity, bool OptimizerDisabled)
+    {
+        public static ModuleImage? Read(string path)
+        {
+            try
+            {
+                using var pe = new PEReader(File.OpenRead(path));
+                if (!pe.HasMetadata)
+                {
+                    return null;
+                }
+
+                var reader = pe.GetMetadataReader();
+                var assembly = reader.GetAssemblyDefinition();
+                return new ModuleImage(assembly.GetAssemblyName(), DisablesOptimizations(reader, assembly));
+            }
+            catch (Exception e) when (e is BadImageFormatException or IOException or UnauthorizedAccessException or InvalidOperationException)
+            {
+                return null;
+            }
+        }
+
+        // The compiler's [assembly: Debuggable(DebuggingModes)]: a Debug build sets DisableOptimizations (0x100). The older
+        // constructor takes two bools, the second "JIT optimizer disabled".
+        private static bool DisablesOptimizations(MetadataReader reader, AssemblyDefinition assembly)
+        {
+            const int disableOptimizations = 0x100;
+            foreach (var handle in assembly.GetCustomAttributes())
             {
                 var attribute = reader.GetCustomAttribute(handle);
                 if (attribute.Constructor.Kind != HandleKind.MemberReference
@@ -239,40 +280,6 @@ internal sealed class AppCode
             }
 
             return false;
-        }
-        catch (Exception e) when (e is BadImageFormatException or IOException or UnauthorizedAccessException or InvalidOperationException)
-        {
-            return false;
-        }
-    }
-
-    // An assembly's public key token, from its identity: read from the file's metadata where the file is on disk, else as
-    // the loader's events name it ("Name, Version=…, Culture=…, PublicKeyToken=…"); null when unsigned or unknown.
-    private string? KeyToken(string path) =>
-        (IdentityOfFile(path) ?? IdentityInTrace(_assemblyOf(path)))?.GetPublicKeyToken() is { Length: > 0 } token ? Convert.ToHexStringLower(token) : null;
-
-    private static AssemblyName? IdentityInTrace(string? name)
-    {
-        try
-        {
-            return name is null ? null : new AssemblyName(name);
-        }
-        catch (Exception e) when (e is FileLoadException or ArgumentException)
-        {
-            return null;
-        }
-    }
-
-    private static AssemblyName? IdentityOfFile(string path)
-    {
-        try
-        {
-            using var pe = new PEReader(File.OpenRead(path));
-            return pe.HasMetadata ? pe.GetMetadataReader().GetAssemblyDefinition().GetAssemblyName() : null;
-        }
-        catch (Exception e) when (e is BadImageFormatException or IOException or UnauthorizedAccessException or InvalidOperationException)
-        {
-            return null;
         }
     }
 }

@@ -115,7 +115,7 @@ internal sealed class NativeCodeMaps
                 var ilOffset = body.Map.IlOffsetAt((int)(target - body.Start));
                 return ilOffset < FirstRealIlOffset
                     ? null
-                    : new IlLocation(body.Module?.Path, body.Token, ilOffset) { PdbSignature = body.Module?.PdbSignature ?? Guid.Empty, PdbBuildPath = body.Module?.PdbBuildPath };
+                    : new IlLocation(body.Module, body.Token, ilOffset);
             }
         }
 
@@ -125,14 +125,6 @@ internal sealed class NativeCodeMaps
     private sealed record CodeBody(ulong Start, int Size, int Token, long ModuleId, IlMap Map)
     {
         public ModuleFile? Module { get; init; }
-    }
-
-    // A module as the loader's events name it: its file, and the id and build path of its PDB (which a module inside a
-    // single-file bundle, with no file of its own, still reports).
-    private sealed record ModuleFile(string Path, long AssemblyId, Guid PdbSignature, string? PdbBuildPath)
-    {
-        public static ModuleFile From(ModuleLoadUnloadTraceData data) =>
-            new(data.ModuleILPath, data.AssemblyID, data.ManagedPdbSignature, string.IsNullOrEmpty(data.ManagedPdbBuildPath) ? null : data.ManagedPdbBuildPath);
     }
 
     private sealed class IlMap(int[] ilOffsets, int[] nativeOffsets)
@@ -173,12 +165,23 @@ internal sealed class NativeCodeMaps
     }
 }
 
-/// <summary>Where a code address is in its method's IL: the module file, the method's metadata token and the IL offset.</summary>
-internal sealed record IlLocation(string? ModulePath, int MethodToken, int IlOffset)
+/// <summary>
+/// A module as the loader's events name it: its file, its assembly's id in the trace, and the id and build path of its PDB
+/// (which a module inside a single-file bundle, with no file of its own, still reports).
+/// </summary>
+/// <param name="PdbSignature">The id of the module's PDB as the runtime reported it (the first 16 bytes of a portable PDB's id); empty when unknown.</param>
+/// <param name="PdbBuildPath">Where the module's PDB was written when it was built, as the runtime reported it.</param>
+internal sealed record ModuleFile(string Path, long AssemblyId, Guid PdbSignature, string? PdbBuildPath)
 {
-    /// <summary>The id of the module's PDB as the runtime reported it (the first 16 bytes of a portable PDB's id); empty when unknown.</summary>
-    public Guid PdbSignature { get; init; }
+    public static ModuleFile From(ModuleLoadUnloadTraceData data) =>
+        new(data.ModuleILPath, data.AssemblyID, data.ManagedPdbSignature, string.IsNullOrEmpty(data.ManagedPdbBuildPath) ? null : data.ManagedPdbBuildPath);
 
-    /// <summary>Where the module's PDB was written when it was built, as the runtime reported it.</summary>
-    public string? PdbBuildPath { get; init; }
+    /// <summary>A module known only by its file, as a stack frame names it.</summary>
+    public static ModuleFile At(string path) => new(path, 0, Guid.Empty, null);
+}
+
+/// <summary>Where a code address is in its method's IL: the module, the method's metadata token and the IL offset.</summary>
+internal sealed record IlLocation(ModuleFile? Module, int MethodToken, int IlOffset)
+{
+    public string? ModulePath => Module?.Path;
 }

@@ -8,7 +8,7 @@ namespace DiagnosticScenarios.Diagnosis;
 /// <summary>
 /// File and line of an IL offset, from the portable PDB beside the module or embedded in it (System.Reflection.Metadata,
 /// as dotnet-stack's symbolication reads it), and the line's text when the source file is on disk. Local files only: no
-/// symbol server, nothing over the network. Each module's PDB and each source file is opened once.
+/// symbol server, nothing over the network. Each module, its PDB and each source file is opened once.
 /// </summary>
 internal sealed class SourceLines : IDisposable
 {
@@ -155,7 +155,7 @@ internal sealed class SourceLines : IDisposable
             {
                 pe = File.Exists(modulePath) ? new PEReader(File.OpenRead(modulePath)) : null;
             }
-            catch (IOException)
+            catch (Exception e) when (e is IOException or UnauthorizedAccessException)
             {
                 pe = null;
             }
@@ -183,13 +183,13 @@ internal sealed class SourceLines : IDisposable
     // taken only when its id is the one the runtime reported for the module.
     private static (MetadataReaderProvider? Pdb, string? Missing) OpenPdbWithoutModule(IlLocation location)
     {
-        var modulePath = location.ModulePath!;
-        if (location.PdbSignature == Guid.Empty)
+        var (modulePath, signature, buildPath) = (location.Module!.Path, location.Module.PdbSignature, location.Module.PdbBuildPath);
+        if (signature == Guid.Empty)
         {
             return (null, $"{modulePath} is not on disk and the trace does not give its PDB's id");
         }
 
-        string?[] candidates = [Path.ChangeExtension(modulePath, ".pdb"), location.PdbBuildPath];
+        string?[] candidates = [Path.ChangeExtension(modulePath, ".pdb"), buildPath];
         foreach (var candidate in candidates.OfType<string>().Where(File.Exists).Distinct(StringComparer.Ordinal))
         {
             MetadataReaderProvider? pdb = null;
@@ -197,7 +197,7 @@ internal sealed class SourceLines : IDisposable
             {
                 pdb = MetadataReaderProvider.FromPortablePdbStream(File.OpenRead(candidate));
                 var id = pdb.GetMetadataReader().DebugMetadataHeader?.Id;
-                if (id is { Length: >= 16 } bytes && new Guid(bytes.AsSpan(0, 16)) == location.PdbSignature)
+                if (id is { Length: >= 16 } bytes && new Guid(bytes.AsSpan(0, 16)) == signature)
                 {
                     (var found, pdb) = (pdb, null);
                     return (found, null);
@@ -213,16 +213,19 @@ internal sealed class SourceLines : IDisposable
             }
         }
 
-        return (null, $"{modulePath} is not on disk (a single-file app's bundle holds it, or the trace is from another machine), and no portable PDB with its id is beside it or at {location.PdbBuildPath ?? "its build path"}");
+        return (null, $"{modulePath} is not on disk (a single-file app's bundle holds it, or the trace is from another machine), and no portable PDB with its id is beside it or at {buildPath ?? "its build path"}");
     }
 
-    private static (MetadataReaderProvider? Pdb, string? Missing) OpenPdb(string modulePath)
+    private (MetadataReaderProvider? Pdb, string? Missing) OpenPdb(string modulePath)
     {
         var name = Path.GetFileName(modulePath);
 
         try
         {
-            using var pe = new PEReader(File.OpenRead(modulePath));
+            if (Module(modulePath) is not { } pe)
+            {
+                return (null, $"{name} could not be opened to find its PDB");
+            }
 
             // The PDB the module names (its build path), the same name beside the module, or the one embedded in it; the
             // reader checks that its id matches the module's.

@@ -130,7 +130,7 @@ internal sealed class StackResolver : IDisposable
                 : "the trace has no IL-to-native map for this code (recorded without the rundown's maps)");
         }
 
-        var (line, missing) = _sources.Find(location with { ModulePath = location.ModulePath ?? frame.ModulePath }, callee is { } called ? FrameNames.Method(called.Name) : null);
+        var (line, missing) = _sources.Find(location.Module is null && frame.ModulePath is { } path ? location with { Module = ModuleFile.At(path) } : location, callee is { } called ? FrameNames.Method(called.Name) : null);
         return new AppFrame(method, line, missing);
     }
 

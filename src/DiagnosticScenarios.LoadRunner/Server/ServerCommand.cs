@@ -67,5 +67,5 @@ internal static class ServerCommand
         return (Dotnet, [full]);
     }
 
-    private static string Dotnet => System.Environment.GetEnvironmentVariable("DOTNET_HOST_PATH") ?? "dotnet";
+    private static string Dotnet => DotnetHost.Find() ?? "dotnet";
 }

@@ -1,6 +1,5 @@
 using System.ComponentModel;
 using System.Globalization;
-using System.Runtime.InteropServices;
 using DiagnosticScenarios.Common;
 using DiagnosticScenarios.Diagnosis;
 
@@ -163,7 +162,7 @@ public static class StackRecorder
     {
         var name = typeof(StackRecorder).Assembly.GetName().Name!;
         var assembly = Path.Combine(AppContext.BaseDirectory, name + ".dll");
-        if (!File.Exists(assembly) || DotnetHost() is not { } dotnet)
+        if (!File.Exists(assembly) || DotnetHost.Find() is not { } dotnet)
         {
             return (Environment.ProcessPath ?? name, []);
         }
@@ -180,20 +179,6 @@ public static class StackRecorder
 
         arguments.Add(assembly);
         return (dotnet, arguments);
-    }
-
-    // The host running this process (dotnet DiagnosticScenarios.dll, a test host), or the one beside the shared runtime
-    // it runs on (DOTNET_ROOT/shared/Microsoft.NETCore.App/VERSION/); none for a self-contained app.
-    private static string? DotnetHost()
-    {
-        var executable = OperatingSystem.IsWindows() ? "dotnet.exe" : "dotnet";
-        if (Environment.ProcessPath is { } host && Path.GetFileName(host) == executable)
-        {
-            return host;
-        }
-
-        var beside = Path.GetFullPath(Path.Combine(RuntimeEnvironment.GetRuntimeDirectory(), "..", "..", "..", executable));
-        return File.Exists(beside) ? beside : null;
     }
 
     private static int? Number(string text) => int.TryParse(text, NumberStyles.None, CultureInfo.InvariantCulture, out var number) ? number : null;

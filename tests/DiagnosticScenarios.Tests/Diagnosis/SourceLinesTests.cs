@@ -59,7 +59,7 @@ public sealed class SourceLinesTests : IDisposable
         var post = MethodToken(module, "Journal", "Post");
         using var lines = new SourceLines();
 
-        var (line, missing) = lines.Find(new IlLocation(module, post, IlOffset: 0), callee);
+        var (line, missing) = lines.Find(new IlLocation(ModuleFile.At(module), post, IlOffset: 0), callee);
 
         Assert.True(line is not null, missing);
         Assert.Equal(source, line.File);
@@ -77,7 +77,7 @@ public sealed class SourceLinesTests : IDisposable
         File.Delete(module);
         using var lines = new SourceLines();
 
-        var (line, missing) = lines.Find(new IlLocation(module, settle, IlOffset: 0) { PdbSignature = signature });
+        var (line, missing) = lines.Find(new IlLocation(ModuleFile.At(module) with { PdbSignature = signature }, settle, IlOffset: 0));
 
         Assert.True(line is not null, missing);
         Assert.Equal((source, LineOf("System.Threading.Thread.Sleep(amount);")), (line.File, line.Line));
@@ -91,7 +91,7 @@ public sealed class SourceLinesTests : IDisposable
         File.Delete(module);
         using var lines = new SourceLines();
 
-        var (line, missing) = lines.Find(new IlLocation(module, settle, IlOffset: 0) { PdbSignature = Guid.NewGuid() });
+        var (line, missing) = lines.Find(new IlLocation(ModuleFile.At(module) with { PdbSignature = Guid.NewGuid() }, settle, IlOffset: 0));
 
         Assert.Null(line);
         Assert.Contains("no portable PDB with its id is beside it", missing, StringComparison.Ordinal);
