@@ -117,7 +117,8 @@ public sealed record BlockingFrame(BlockingKind Kind, string Name, string Frame)
     /// The fix for a thread parked in <paramref name="blocking"/>, in one line, with the scenario pair that shows it: Task.Run's
     /// when the app's frames run in a delegate handed to it; the API's when the app called one that blocks inside
     /// (<c>HttpClient.Send</c>, <c>StreamReader.ReadToEnd</c>, <c>BlockingCollection.Take</c>); the container's when the wait is
-    /// in a DI factory; else the kind's (<see cref="FixFor(BlockingKind)"/>). Null when it is not parked in a known call, or waits
+    /// in a DI factory; the call's async twin when the wait is inside another library's synchronous method the app called
+    /// (<see cref="LibraryCallFix"/>); else the kind's (<see cref="FixFor(BlockingKind)"/>). Null when it is not parked in a known call, or waits
     /// inside an awaited call the app made (<see cref="IsAwaitedCall"/>).
     /// </summary>
     /// <param name="framesLeafFirst">The thread's stack.</param>
@@ -149,8 +150,37 @@ public sealed record BlockingFrame(BlockingKind Kind, string Name, string Frame)
             return ContainerFix;
         }
 
-        return FixFor(blocking.Kind);
+        return LibraryCallFix(framesLeafFirst, at) ?? FixFor(blocking.Kind);
     }
+
+    /// <summary>
+    /// The fix for a wait inside a library's synchronous method that the app called, a few frames above the primitive it
+    /// parks in: <c>SqlConnection.Open</c> queued in its connection pool's <c>WaitHandle</c>, <c>SqlCommand.ExecuteNonQuery</c>
+    /// in a socket read. The wait is the library's own, so the primitive's fix (a Channel for an event) is not the app's:
+    /// the call's async twin is. Null when the app called the primitive itself, or a threading type whose waits are their
+    /// kind's (<c>CountdownEvent.Wait</c>, <c>Parallel.For</c>), or a constructor, an accessor or a lambda, which have no twin.
+    /// </summary>
+    private static string? LibraryCallFix(IReadOnlyList<string> framesLeafFirst, int at)
+    {
+        if (at < 1 || FindIndex(framesLeafFirst) is not { } parkedAt || parkedAt >= at - 1)
+        {
+            return null;
+        }
+
+        var method = FrameNames.Method(framesLeafFirst[at - 1]);
+        var call = FrameNames.TypeAndMethod(framesLeafFirst[at - 1]);
+        var name = call[(call.LastIndexOf('.') + 1)..];
+        if (method.StartsWith(ThreadingTypes, StringComparison.Ordinal) || method.EndsWith("..ctor", StringComparison.Ordinal)
+            || method.EndsWith("..cctor", StringComparison.Ordinal) || name.StartsWith("get_", StringComparison.Ordinal)
+            || name.StartsWith("set_", StringComparison.Ordinal) || name.Length == 0 || !char.IsLetter(name[0]))
+        {
+            return null;
+        }
+
+        return $"the wait is inside {call}: call its async twin, {name}Async, with the request's CancellationToken and await it (/api/sqlscenario/sync → async)";
+    }
+
+    private const string ThreadingTypes = "System.Threading.";
 
     /// <summary>The call the app's innermost frame made (<c>Type.Method</c>), or null when the stack ends in it or has no app frame.</summary>
     public static string? CallMadeBy(IReadOnlyList<string> framesLeafFirst, AppFrame? appFrame)

@@ -186,6 +186,69 @@ public sealed class BlockingClassificationTests
         Assert.True(fix?.EndsWith("(/api/blocking/difactory → difactory-async)", StringComparison.Ordinal) == true, fix);
     }
 
+    // Leaf first, from a snapshot of the sync shape on the embedded responder (docs/sql.md): threads queued in SqlClient's
+    // connection pool inside the action's Open, and threads in the command's socket read. The waits are the driver's; the
+    // fix is the twin of the call the action made, which for Open was the wait primitive's (a Channel) before.
+    public static TheoryData<string, string[]> WaitsInsideADriverCall => new()
+    {
+        {
+            "OpenAsync",
+            [
+                "System.Private.CoreLib!System.Threading.WaitHandle.WaitMultiple(value class System.ReadOnlySpan`1<class System.Threading.WaitHandle>,bool,int32)",
+                "Microsoft.Data.SqlClient!Microsoft.Data.SqlClient.ConnectionPool.WaitHandleDbConnectionPool.TryGetConnection(class System.Data.Common.DbConnection,unsigned int32,bool,bool,class Microsoft.Data.ProviderBase.TimeoutTimer,class Microsoft.Data.ProviderBase.DbConnectionInternal&)",
+                "Microsoft.Data.SqlClient!Microsoft.Data.SqlClient.SqlConnection.TryOpen(class System.Threading.Tasks.TaskCompletionSource`1<class Microsoft.Data.ProviderBase.DbConnectionInternal>,bool,value class Microsoft.Data.SqlClient.SqlConnectionOverrides)",
+                "Microsoft.Data.SqlClient!Microsoft.Data.SqlClient.SqlConnection.Open()",
+                $"{App}.Sync(value class System.Nullable`1<int32>)",
+            ]
+        },
+        {
+            "ExecuteNonQueryAsync",
+            [
+                "System.Private.CoreLib!System.Threading.ManualResetEventSlim.Wait(int32,value class System.Threading.CancellationToken)",
+                "System.Net.Sockets!System.Net.Sockets.Socket.Receive(unsigned int8[],int32,int32,value class System.Net.Sockets.SocketFlags)",
+                "System.Net.Sockets!System.Net.Sockets.NetworkStream.Read(unsigned int8[],int32,int32)",
+                "Microsoft.Data.SqlClient!Microsoft.Data.SqlClient.SqlCommand.ExecuteNonQuery()",
+                $"{App}.Sync(value class System.Nullable`1<int32>)",
+            ]
+        },
+    };
+
+    [Theory]
+    [MemberData(nameof(WaitsInsideADriverCall))]
+    public void FixFor_AWaitInsideADriversSynchronousCall_IsThatCallsAsyncTwin_NotTheWaitPrimitives(string twin, string[] frames)
+    {
+        var appFrame = new AppFrame(FrameNames.TypeAndMethod(frames[^1]), new SourceLine("SqlScenarioController.cs", 42, null), null);
+        var blocking = BlockingFrame.Find(frames)!;
+
+        var fix = BlockingFrame.FixFor(blocking, frames, appFrame, underTaskRun: false);
+
+        Assert.True(fix is not null && fix.Contains($"call its async twin, {twin},", StringComparison.Ordinal)
+            && fix.EndsWith("(/api/sqlscenario/sync → async)", StringComparison.Ordinal), $"{blocking.Kind}: {fix}");
+    }
+
+    [Fact]
+    public void FixFor_AWaitTheAppMadeItself_OrThroughAThreadingType_IsTheWaitKinds()
+    {
+        string[] ownWait =
+        [
+            "System.Private.CoreLib!System.Threading.WaitHandle.WaitOneNoCheck(int32,bool,class System.Object,value class WaitSource)",
+            "System.Private.CoreLib!System.Threading.WaitHandle.WaitOne()",
+            $"{App}.Sync(value class System.Nullable`1<int32>)",
+        ];
+        string[] countdown =
+        [
+            "System.Private.CoreLib!System.Threading.ManualResetEventSlim.Wait(int32,value class System.Threading.CancellationToken)",
+            "System.Private.CoreLib!System.Threading.CountdownEvent.Wait(int32,value class System.Threading.CancellationToken)",
+            "System.Private.CoreLib!System.Threading.CountdownEvent.Wait()",
+            $"{App}.Sync(value class System.Nullable`1<int32>)",
+        ];
+
+        var fixes = new[] { ownWait, countdown }.Select(frames => BlockingFrame.FixFor(
+            BlockingFrame.Find(frames), frames, new AppFrame(FrameNames.TypeAndMethod(frames[^1]), null, null), underTaskRun: false));
+
+        Assert.Equal([BlockingFrame.FixFor(BlockingKind.WaitHandle), BlockingFrame.FixFor(BlockingKind.ManualResetEventSlim)], fixes);
+    }
+
     private static ThreadGroup Group(string[] framesLeafFirst)
     {
         var appFrame = new AppFrame(FrameNames.TypeAndMethod(framesLeafFirst[^1]), new SourceLine("SqlScenarioController.cs", 1, null), null);
