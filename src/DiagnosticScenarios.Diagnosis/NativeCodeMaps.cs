@@ -15,8 +15,18 @@ internal sealed class NativeCodeMaps
 
     private readonly CodeBody[] _bodies;
     private readonly Dictionary<string, string> _assemblies;
+    private readonly HashSet<string> _loadedPaths;
+    private readonly Dictionary<string, string> _loadedPathsIgnoringCase;
 
-    private NativeCodeMaps(CodeBody[] bodies, Dictionary<string, string> assemblies) => (_bodies, _assemblies) = (bodies, assemblies);
+    private NativeCodeMaps(CodeBody[] bodies, Dictionary<string, string> assemblies, IEnumerable<string> loadedPaths)
+    {
+        (_bodies, _assemblies) = (bodies, assemblies);
+        _loadedPaths = loadedPaths.ToHashSet(StringComparer.Ordinal);
+        _loadedPathsIgnoringCase = _loadedPaths
+            .GroupBy(p => p, StringComparer.OrdinalIgnoreCase)
+            .Where(g => g.Count() == 1)
+            .ToDictionary(g => g.Key, g => g.Single(), StringComparer.OrdinalIgnoreCase);
+    }
 
     /// <summary>Reads the method and map events of a <c>.nettrace</c>: a pass over the file, without TraceLog.</summary>
     public static NativeCodeMaps Read(string nettracePath)
@@ -79,8 +89,19 @@ internal sealed class NativeCodeMaps
             modules.Values
                 .Where(m => assemblies.ContainsKey(m.AssemblyId))
                 .DistinctBy(m => m.Path, StringComparer.Ordinal)
-                .ToDictionary(m => m.Path, m => assemblies[m.AssemblyId], StringComparer.Ordinal));
+                .ToDictionary(m => m.Path, m => assemblies[m.AssemblyId], StringComparer.Ordinal),
+            modules.Values.Select(m => m.Path));
     }
+
+    /// <summary>
+    /// A module's file as the runtime's loader events spell it, for a path TraceLog gives. TraceLog lowercases the path of
+    /// a module loaded while the session records (seen for DiagnosticScenarios.Common.dll, loaded by the app's first
+    /// capture: <c>…/src/diagnosticscenarios/bin/release/…</c>), which on a case-sensitive file system names no file, no
+    /// entry in a <c>.deps.json</c> folder and no identity: the loader's own spelling, when exactly one path differs from
+    /// it by case alone, is the file. Any other path is returned as it came.
+    /// </summary>
+    public string LoadedPath(string tracePath) =>
+        _loadedPaths.Contains(tracePath) ? tracePath : _loadedPathsIgnoringCase.GetValueOrDefault(tracePath, tracePath);
 
     /// <summary>
     /// The identity of the assembly a module file belongs to, as the loader's events name it

@@ -45,8 +45,11 @@ internal sealed class StackResolver : IDisposable
     /// <summary>The modules met so far and whether each is the app's.</summary>
     public IReadOnlyList<ModuleVerdict> Modules => _app.Verdicts;
 
-    /// <summary>The managed frames of a stack, leaf first; frames the trace cannot name are left out.</summary>
-    public static List<TraceFrame> Frames(TraceCallStack? stack)
+    /// <summary>
+    /// The managed frames of a stack, leaf first; frames the trace cannot name are left out. A module's file and name are
+    /// the loader's spelling (<see cref="NativeCodeMaps.LoadedPath"/>), not TraceLog's lowercased one.
+    /// </summary>
+    public List<TraceFrame> Frames(TraceCallStack? stack)
     {
         var frames = new List<TraceFrame>();
         for (; stack is not null; stack = stack.Caller)
@@ -58,8 +61,12 @@ internal sealed class StackResolver : IDisposable
                 continue;
             }
 
-            var path = address.ModuleFile?.FilePath;
-            frames.Add(new TraceFrame($"{address.ModuleName}!{method}", address.ModuleName, string.IsNullOrEmpty(path) || !Path.IsPathRooted(path) ? null : path, method, address.Address));
+            var tracePath = address.ModuleFile?.FilePath;
+            var path = string.IsNullOrEmpty(tracePath) || !Path.IsPathRooted(tracePath) ? null : _maps.LoadedPath(tracePath);
+            var module = path is not null && path != tracePath && string.Equals(address.ModuleName, Path.GetFileNameWithoutExtension(path), StringComparison.OrdinalIgnoreCase)
+                ? Path.GetFileNameWithoutExtension(path)
+                : address.ModuleName;
+            frames.Add(new TraceFrame($"{module}!{method}", module, path, method, address.Address));
         }
 
         return frames;

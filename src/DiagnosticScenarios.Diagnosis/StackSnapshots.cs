@@ -138,7 +138,7 @@ public static class StackSnapshots
             source.Process();
             foreach (var (thread, index) in Instant(ticks))
             {
-                threads[thread] = resolver.Resolve(StackResolver.Frames(stacks[index]));
+                threads[thread] = resolver.Resolve(resolver.Frames(stacks[index]));
             }
 
             modules = resolver.Modules;

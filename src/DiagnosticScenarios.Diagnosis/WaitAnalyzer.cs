@@ -89,7 +89,7 @@ public static class WaitAnalyzer
         source.Clr.WaitHandleWaitStart += data =>
         {
             starts++;
-            open[data.ThreadID] = (data.TimeStampRelativeMSec, resolver.Resolve(StackResolver.Frames(data.CallStack())), lastRequest.GetValueOrDefault(data.ThreadID));
+            open[data.ThreadID] = (data.TimeStampRelativeMSec, resolver.Resolve(resolver.Frames(data.CallStack())), lastRequest.GetValueOrDefault(data.ThreadID));
         };
         source.Clr.WaitHandleWaitStop += data =>
         {
