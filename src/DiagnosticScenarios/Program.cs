@@ -16,7 +16,8 @@ if (StackRecorder.IsRecorder(args))
     return;
 }
 
-var builder = WebApplication.CreateBuilder(args);
+// Settings and the live page from the app's folder when it is started from another directory.
+var builder = WebApplication.CreateBuilder(new WebApplicationOptions { Args = args, ContentRootPath = AppContentRoot.For(args) });
 
 // ProblemDetails (RFC 9457) for every error, AllowedHosts, the OpenAPI document.
 builder.Services.AddInfrastructure();

@@ -43,8 +43,7 @@ internal static class ServerCommand
 
         return new ChildProcessStart(fileName, arguments)
         {
-            // The app finds appsettings.json in its content root, the current directory by default.
-            WorkingDirectory = options.ContentRoot ?? Path.GetDirectoryName(Path.GetFullPath(options.AppPath))!,
+            WorkingDirectory = options.WorkingDirectory ?? options.ContentRoot ?? Path.GetDirectoryName(Path.GetFullPath(options.AppPath))!,
             Environment = environment,
         };
     }

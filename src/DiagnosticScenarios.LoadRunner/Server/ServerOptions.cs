@@ -20,6 +20,9 @@ public sealed record ServerOptions
     /// </summary>
     public string? ContentRoot { get; init; }
 
+    /// <summary>The directory the process starts in; null for <see cref="ContentRoot"/>, or else the folder of <see cref="AppPath"/>.</summary>
+    public string? WorkingDirectory { get; init; }
+
     /// <summary><c>ASPNETCORE_ENVIRONMENT</c>.</summary>
     public string Environment { get; init; } = "Production";
 

@@ -13,12 +13,15 @@ public sealed class AllowedHosts
     public const string ConfigurationKey = "AllowedHosts";
     public const string Rule = "allowed-hosts";
 
+    /// <summary>The names served when <c>AllowedHosts</c> is not set: this machine's loopback names only.</summary>
+    public const string Default = "localhost;127.0.0.1;[::1]";
+
     private readonly StringSegment[] _patterns;
 
     public AllowedHosts(IConfiguration configuration)
     {
         ArgumentNullException.ThrowIfNull(configuration);
-        Configured = configuration[ConfigurationKey] is { Length: > 0 } hosts ? hosts : "*";
+        Configured = configuration[ConfigurationKey] is { Length: > 0 } hosts ? hosts : Default;
         _patterns = [.. Configured.Split(';', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries).Select(p => new StringSegment(p))];
     }
 
