@@ -35,13 +35,18 @@ public sealed record AppCatalogue(IReadOnlyList<AppCatalogue.FamilyEntry> Famili
         return new ScenarioFamily(
             family.Name,
             family.DefaultDelayMs,
-            [.. Scenarios.Where(s => s.Family == family.Name && s.Verdict != Verdict.Baseline).Select(s => new Scenario(s.Name, s.Route, s.Verdict) { Load = s.Load })]);
+            [.. Scenarios.Where(s => s.Family == family.Name && s.Verdict != Verdict.Baseline).Select(s => new Scenario(s.Name, s.Route, s.Verdict)
+            {
+                Load = s.Load,
+                Twin = Scenarios.FirstOrDefault(t => t.Route == s.Twin)?.Name,
+            })]);
     }
 
     public sealed record FamilyEntry(string Name, string RoutePrefix, int? DefaultDelayMs, bool Loadable);
 
     /// <param name="Load">How to load it when a plain GET is not how it is used; null for a GET.</param>
-    public sealed record ScenarioEntry(string Name, string Route, string Family, Verdict Verdict, ScenarioLoad? Load = null);
+    /// <param name="Twin">For a BAD scenario, the route of the GOOD one it is measured against; null otherwise.</param>
+    public sealed record ScenarioEntry(string Name, string Route, string Family, Verdict Verdict, ScenarioLoad? Load = null, string? Twin = null);
 }
 
 /// <summary>A scenario whose requests carry a body: the method, the body's size and how long each client takes to upload it.</summary>
@@ -72,6 +77,9 @@ public sealed record Scenario(string Name, string Route, Verdict Verdict)
 {
     /// <summary>How to load it when a plain GET is not how it is used; null for a GET.</summary>
     public ScenarioLoad? Load { get; init; }
+
+    /// <summary>For a BAD scenario, the name of the GOOD one it is measured against; null otherwise.</summary>
+    public string? Twin { get; init; }
 
     /// <summary>The URL of this scenario on a server, with the delay as a query parameter when one is given.</summary>
     public Uri Url(Uri baseAddress, int? delayMs) =>

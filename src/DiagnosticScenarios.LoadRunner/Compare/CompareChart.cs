@@ -6,8 +6,11 @@ namespace DiagnosticScenarios.LoadRunner.Compare;
 /// <summary>The SVG chart of a <see cref="ComparisonResult"/>, written by hand: two line panels need no charting library.</summary>
 public static class CompareChart
 {
-    // GOOD scenarios are green; BAD ones take warm and dark colours, so the odd one out shows at a glance.
+    // BAD scenarios take warm and dark colours. A GOOD scenario that is one BAD scenario's twin (the blocking family's
+    // pairs) takes its colour, dashed, so each pair reads as one; a GOOD scenario all the BAD ones are measured against
+    // (the mock and SQL families' async shape) is green, so the odd one out shows at a glance.
     private const string GoodColor = "#2ca02c";
+    private const string Dashed = "6 4";
     private static readonly string[] BadPalette = ["#d62728", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf", "#1f77b4"];
 
     /// <summary>Two panels sharing a time axis: average latency of the answers finished in each second, and the server's thread count.</summary>
@@ -21,7 +24,7 @@ public static class CompareChart
         var maxLatency = NiceCeiling(result.Results.SelectMany(r => r.Load.Timeline).Select(p => p.AverageMs).DefaultIfEmpty(1).Max());
         var maxThreads = NiceCeiling(result.Results.SelectMany(r => r.Threads).Select(t => (double)t.Threads).DefaultIfEmpty(1).Max());
 
-        var colors = Colors(result);
+        var (colors, dashes) = Colors([.. result.Results.Select(r => (r.Scenario, r.Verdict, r.Twin))]);
         var svg = new StringBuilder();
         svg.AppendLine(CultureInfo.InvariantCulture, $"""<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="12">""");
         svg.AppendLine(CultureInfo.InvariantCulture, $"""<rect width="{width}" height="{height}" fill="white"/>""");
@@ -36,7 +39,7 @@ public static class CompareChart
         {
             var y = top + 10 + (i * 20);
             var color = colors[i];
-            svg.AppendLine(CultureInfo.InvariantCulture, $"""<line x1="{width - right + 15}" y1="{y}" x2="{width - right + 40}" y2="{y}" stroke="{color}" stroke-width="3"/>""");
+            svg.AppendLine(CultureInfo.InvariantCulture, $"""<line x1="{width - right + 15}" y1="{y}" x2="{width - right + 40}" y2="{y}" stroke="{color}" stroke-width="3"{Dash(dashes[i])}/>""");
             svg.AppendLine(CultureInfo.InvariantCulture, $"""<text x="{width - right + 46}" y="{y + 4}">{Escape(result.Results[i].Scenario)} ({result.Results[i].Verdict.ToString().ToUpperInvariant()})</text>""");
         }
 
@@ -71,16 +74,35 @@ public static class CompareChart
                 }
 
                 var points = string.Join(' ', series[i].Select(p => string.Create(CultureInfo.InvariantCulture, $"{X(p.X):0.#},{Y(p.Y):0.#}")));
-                s.AppendLine(CultureInfo.InvariantCulture, $"""<polyline fill="none" stroke="{colors[i]}" stroke-width="2" points="{points}"/>""");
+                s.AppendLine(CultureInfo.InvariantCulture, $"""<polyline fill="none" stroke="{colors[i]}" stroke-width="2"{Dash(dashes[i])} points="{points}"/>""");
             }
         }
     }
 
-    private static string[] Colors(ComparisonResult result)
+    /// <summary>
+    /// Each scenario's colour, in the order given, and whether its line is dashed: a GOOD scenario that is the twin of one
+    /// BAD scenario is drawn in that one's colour, dashed.
+    /// </summary>
+    public static (string[] Colors, bool[] Dashed) Colors(IReadOnlyList<(string Name, Verdict Verdict, string? Twin)> scenarios)
     {
+        ArgumentNullException.ThrowIfNull(scenarios);
         var bad = 0;
-        return [.. result.Results.Select(r => r.Verdict == Verdict.Good ? GoodColor : BadPalette[bad++ % BadPalette.Length])];
+        var colors = scenarios.Select(s => s.Verdict == Verdict.Good ? GoodColor : BadPalette[bad++ % BadPalette.Length]).ToArray();
+        var dashed = new bool[colors.Length];
+        for (var i = 0; i < colors.Length; i++)
+        {
+            var good = scenarios[i];
+            var twinOf = Enumerable.Range(0, colors.Length).Where(b => scenarios[b].Verdict == Verdict.Bad && scenarios[b].Twin == good.Name).ToList();
+            if (good.Verdict == Verdict.Good && twinOf is [var only])
+            {
+                (colors[i], dashed[i]) = (colors[only], true);
+            }
+        }
+
+        return (colors, dashed);
     }
+
+    private static string Dash(bool dashed) => dashed ? $" stroke-dasharray=\"{Dashed}\"" : string.Empty;
 
     private static double NiceCeiling(double value)
     {

@@ -182,6 +182,7 @@ public static class CompareRunner
             {
                 Scenario = scenario.Name,
                 Verdict = scenario.Verdict,
+                Twin = scenario.Twin,
                 Load = await loadRun,
                 Ping = await pingRun,
                 Threads = sampler.Samples,

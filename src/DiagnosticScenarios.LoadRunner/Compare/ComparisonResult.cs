@@ -35,6 +35,9 @@ public sealed record ScenarioResult
 {
     public required string Scenario { get; init; }
     public required Verdict Verdict { get; init; }
+
+    /// <summary>For a BAD scenario, the name of the GOOD one it is measured against; null otherwise.</summary>
+    public string? Twin { get; init; }
     public required LoadReport Load { get; init; }
 
     /// <summary>Sequential pings on a connection of their own during the load: the collateral damage.</summary>

@@ -51,6 +51,27 @@ public sealed class AppCatalogueTests(InProcessApp app, ITestOutputHelper output
         Assert.Equal((HttpMethod.Get, null, null), (channel.Method, channel.BodyBytes, channel.UploadOver));
     }
 
+    [Fact]
+    public async Task Chart_DrawsEachBlockingTwinInItsBadScenariosColourDashed_AndTheMockFamilysSharedAsyncShapeGreen()
+    {
+        var catalogue = await ReadAsync();
+        var blocking = catalogue.Family("blocking").Scenarios;
+        var mock = catalogue.Family("mock").Scenarios;
+
+        var (colors, dashed) = CompareChart.Colors([.. blocking.Select(s => (s.Name, s.Verdict, s.Twin))]);
+        var (mockColors, mockDashed) = CompareChart.Colors([.. mock.Select(s => (s.Name, s.Verdict, s.Twin))]);
+
+        // The pairs within the family (intermittent is measured against the mock family's async shape, not drawn here).
+        var pairs = blocking.Select((s, at) => (s, at))
+            .Select(b => (Bad: b.at, Good: blocking.ToList().FindIndex(g => g.Name == b.s.Twin)))
+            .Where(p => p.Good >= 0).ToList();
+        Assert.True(pairs.Count >= 6, string.Join(", ", blocking.Select(s => $"{s.Name}→{s.Twin}")));
+        Assert.All(pairs, p => Assert.True(colors[p.Good] == colors[p.Bad] && dashed[p.Good] && !dashed[p.Bad], $"{blocking[p.Bad].Name} {colors[p.Bad]}, {blocking[p.Good].Name} {colors[p.Good]} dashed {dashed[p.Good]}"));
+        Assert.Equal(pairs.Count, pairs.Select(p => colors[p.Bad]).Distinct().Count());
+        var mockGood = mock.Select((s, at) => (s, at)).Single(g => g.s.Verdict == Verdict.Good).at;
+        Assert.True(!mockDashed[mockGood] && mock.Select((s, at) => at).Where(at => at != mockGood).All(at => mockColors[at] != mockColors[mockGood]), string.Join(", ", mockColors));
+    }
+
     private async Task<AppCatalogue> ReadAsync()
     {
         using var client = _app.CreateClient();
