@@ -150,7 +150,7 @@ public sealed record BlockingFrame(BlockingKind Kind, string Name, string Frame)
             return ContainerFix;
         }
 
-        return LibraryCallFix(framesLeafFirst, at) ?? FixFor(blocking.Kind);
+        return LibraryCallFix(framesLeafFirst, at, call) ?? FixFor(blocking.Kind);
     }
 
     /// <summary>
@@ -160,15 +160,14 @@ public sealed record BlockingFrame(BlockingKind Kind, string Name, string Frame)
     /// the call's async twin is. Null when the app called the primitive itself, or a threading type whose waits are their
     /// kind's (<c>CountdownEvent.Wait</c>, <c>Parallel.For</c>), or a constructor, an accessor or a lambda, which have no twin.
     /// </summary>
-    private static string? LibraryCallFix(IReadOnlyList<string> framesLeafFirst, int at)
+    private static string? LibraryCallFix(IReadOnlyList<string> framesLeafFirst, int at, string? call)
     {
-        if (at < 1 || FindIndex(framesLeafFirst) is not { } parkedAt || parkedAt >= at - 1)
+        if (call is null || FindIndex(framesLeafFirst) is not { } parkedAt || parkedAt >= at - 1)
         {
             return null;
         }
 
         var method = FrameNames.Method(framesLeafFirst[at - 1]);
-        var call = FrameNames.TypeAndMethod(framesLeafFirst[at - 1]);
         var name = call[(call.LastIndexOf('.') + 1)..];
         if (method.StartsWith(ThreadingTypes, StringComparison.Ordinal) || method.EndsWith("..ctor", StringComparison.Ordinal)
             || method.EndsWith("..cctor", StringComparison.Ordinal) || name.StartsWith("get_", StringComparison.Ordinal)

@@ -15,14 +15,14 @@ internal sealed class NativeCodeMaps
 
     private readonly CodeBody[] _bodies;
     private readonly Dictionary<string, string> _assemblies;
-    private readonly HashSet<string> _loadedPaths;
-    private readonly Dictionary<string, string> _loadedPathsIgnoringCase;
+    // The loader's spelling of each module file, looked up ignoring case; paths that differ by case alone are left out.
+    private readonly Dictionary<string, string> _loadedPaths;
 
     private NativeCodeMaps(CodeBody[] bodies, Dictionary<string, string> assemblies, IEnumerable<string> loadedPaths)
     {
         (_bodies, _assemblies) = (bodies, assemblies);
-        _loadedPaths = loadedPaths.ToHashSet(StringComparer.Ordinal);
-        _loadedPathsIgnoringCase = _loadedPaths
+        _loadedPaths = loadedPaths
+            .Distinct(StringComparer.Ordinal)
             .GroupBy(p => p, StringComparer.OrdinalIgnoreCase)
             .Where(g => g.Count() == 1)
             .ToDictionary(g => g.Key, g => g.Single(), StringComparer.OrdinalIgnoreCase);
@@ -100,8 +100,7 @@ internal sealed class NativeCodeMaps
     /// <c>.deps.json</c> folder and no identity: the loader's own spelling, when exactly one path differs from it by case
     /// alone, is the file. Any other path is returned as it came.
     /// </summary>
-    public string LoadedPath(string tracePath) =>
-        _loadedPaths.Contains(tracePath) ? tracePath : _loadedPathsIgnoringCase.GetValueOrDefault(tracePath, tracePath);
+    public string LoadedPath(string tracePath) => _loadedPaths.GetValueOrDefault(tracePath, tracePath);
 
     /// <summary>
     /// The identity of the assembly a module file belongs to, as the loader's events name it

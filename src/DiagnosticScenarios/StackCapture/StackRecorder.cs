@@ -153,32 +153,16 @@ public static class StackRecorder
     }
 
     /// <summary>
-    /// How to start this app again: through the .NET host (<c>dotnet exec</c> with the app's assembly), so that the
-    /// recorder is a process named <c>dotnet</c> and a tool pointed at the app by name (<c>-n DiagnosticScenarios</c>)
-    /// still finds one process while a capture runs; the app's own executable where there is no host (self-contained, or
-    /// a single-file bundle).
+    /// How to start this app again: through the .NET host with the app's assembly (<c>dotnet DiagnosticScenarios.dll</c>,
+    /// which finds the runtimeconfig and deps files beside it), so that the recorder is a process named <c>dotnet</c> and
+    /// a tool pointed at the app by name (<c>-n DiagnosticScenarios</c>) still finds one process while a capture runs; the
+    /// app's own executable where there is no host (self-contained, or a single-file bundle).
     /// </summary>
     private static (string FileName, IReadOnlyList<string> Arguments) Self()
     {
         var name = typeof(StackRecorder).Assembly.GetName().Name!;
         var assembly = Path.Combine(AppContext.BaseDirectory, name + ".dll");
-        if (!File.Exists(assembly) || DotnetHost.Find() is not { } dotnet)
-        {
-            return (Environment.ProcessPath ?? name, []);
-        }
-
-        List<string> arguments = ["exec"];
-        foreach (var (option, file) in new[] { ("--runtimeconfig", ".runtimeconfig.json"), ("--depsfile", ".deps.json") })
-        {
-            var path = Path.Combine(AppContext.BaseDirectory, name + file);
-            if (File.Exists(path))
-            {
-                arguments.AddRange([option, path]);
-            }
-        }
-
-        arguments.Add(assembly);
-        return (dotnet, arguments);
+        return File.Exists(assembly) && DotnetHost.Find() is { } dotnet ? (dotnet, [assembly]) : (Environment.ProcessPath ?? name, []);
     }
 
     private static int? Number(string text) => int.TryParse(text, NumberStyles.None, CultureInfo.InvariantCulture, out var number) ? number : null;
