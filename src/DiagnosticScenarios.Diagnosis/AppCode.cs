@@ -37,16 +37,19 @@ internal sealed class AppCode
     private readonly string? _sharedFramework;
     private readonly Dictionary<string, ModuleImage?> _images = new(StringComparer.Ordinal);
     private readonly Func<string, string?> _assemblyOf;
+    private readonly ModuleReaders _modules;
 
     /// <param name="prefixes">Namespaces or assembly names that are the app's, overriding the automatic rule; empty for none.</param>
     /// <param name="coreLibPath">Where the trace says System.Private.CoreLib is: the shared framework is the folder above its version folder.</param>
+    /// <param name="modules">The module files, read here for their identity and build, and by the line lookup for their PDB.</param>
     /// <param name="assemblyOf">
     /// A module file's assembly identity as the trace names it, or null: what tells a framework module from the app's
     /// where no file is on disk to read (a self-contained single-file app keeps the framework in its bundle).
     /// </param>
-    public AppCode(IReadOnlyList<string> prefixes, string? coreLibPath, Func<string, string?>? assemblyOf = null)
+    public AppCode(IReadOnlyList<string> prefixes, string? coreLibPath, ModuleReaders modules, Func<string, string?>? assemblyOf = null)
     {
         _prefixes = prefixes;
+        _modules = modules;
         _assemblyOf = assemblyOf ?? (_ => null);
         var runtimeFolder = coreLibPath is null ? null : Directory.GetParent(coreLibPath);
         var shared = runtimeFolder?.Parent?.Parent;
@@ -225,7 +228,7 @@ internal sealed class AppCode
     {
         if (!_images.TryGetValue(path, out var image))
         {
-            image = ModuleImage.Read(path);
+            image = ModuleImage.Read(_modules.Open(path));
             _images[path] = image;
         }
 
@@ -234,12 +237,11 @@ internal sealed class AppCode
 
     private sealed record ModuleImage(AssemblyName Identity, bool OptimizerDisabled)
     {
-        public static ModuleImage? Read(string path)
+        public static ModuleImage? Read(PEReader? pe)
         {
             try
             {
-                using var pe = new PEReader(File.OpenRead(path));
-                if (!pe.HasMetadata)
+                if (pe is not { HasMetadata: true })
                 {
                     return null;
                 }

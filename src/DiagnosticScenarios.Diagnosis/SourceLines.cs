@@ -16,7 +16,11 @@ internal sealed class SourceLines : IDisposable
 
     private readonly Dictionary<string, (MetadataReaderProvider? Pdb, string? Missing)> _pdbs = new(StringComparer.Ordinal);
     private readonly Dictionary<string, string[]?> _files = new(StringComparer.Ordinal);
-    private readonly Dictionary<string, PEReader?> _modules = new(StringComparer.Ordinal);
+    private readonly ModuleReaders _modules;
+    private readonly bool _ownsModules;
+
+    /// <param name="modules">The module files, shared with the analysis's other readers; null opens and closes its own.</param>
+    public SourceLines(ModuleReaders? modules = null) => (_modules, _ownsModules) = (modules ?? new ModuleReaders(), modules is null);
 
     /// <summary>The line of <paramref name="location"/>, or why there is none (which file is missing, or that the PDB has no line there).</summary>
     /// <param name="location">Where the code address is in its method's IL.</param>
@@ -94,9 +98,9 @@ internal sealed class SourceLines : IDisposable
             pdb?.Dispose();
         }
 
-        foreach (var module in _modules.Values)
+        if (_ownsModules)
         {
-            module?.Dispose();
+            _modules.Dispose();
         }
     }
 
@@ -147,24 +151,7 @@ internal sealed class SourceLines : IDisposable
         return (type, method);
     }
 
-    private PEReader? Module(string modulePath)
-    {
-        if (!_modules.TryGetValue(modulePath, out var pe))
-        {
-            try
-            {
-                pe = File.Exists(modulePath) ? new PEReader(File.OpenRead(modulePath)) : null;
-            }
-            catch (Exception e) when (e is IOException or UnauthorizedAccessException)
-            {
-                pe = null;
-            }
-
-            _modules[modulePath] = pe;
-        }
-
-        return pe;
-    }
+    private PEReader? Module(string modulePath) => _modules.Open(modulePath);
 
     private (MetadataReaderProvider? Pdb, string? Missing) Pdb(IlLocation location)
     {

@@ -32,14 +32,16 @@ internal sealed record ResolvedStack(IReadOnlyList<string> Names, IReadOnlyList<
 internal sealed class StackResolver : IDisposable
 {
     private readonly NativeCodeMaps _maps;
-    private readonly SourceLines _sources = new();
+    private readonly ModuleReaders _modules = new();
+    private readonly SourceLines _sources;
     private readonly AppCode _app;
 
     public StackResolver(TraceLog log, string nettracePath, DiagnosisOptions options)
     {
         _maps = NativeCodeMaps.Read(nettracePath);
         var coreLib = log.ModuleFiles.FirstOrDefault(m => string.Equals(Path.GetFileNameWithoutExtension(m.FilePath), "System.Private.CoreLib", StringComparison.OrdinalIgnoreCase));
-        _app = new AppCode(options.AppPrefixes, coreLib?.FilePath, _maps.AssemblyOf);
+        _sources = new SourceLines(_modules);
+        _app = new AppCode(options.AppPrefixes, coreLib?.FilePath, _modules, _maps.AssemblyOf);
     }
 
     /// <summary>The modules met so far and whether each is the app's.</summary>
@@ -125,7 +127,11 @@ internal sealed class StackResolver : IDisposable
         return new ResolvedStack(names, appFrames, inlinedInto, underTaskRun);
     }
 
-    public void Dispose() => _sources.Dispose();
+    public void Dispose()
+    {
+        _sources.Dispose();
+        _modules.Dispose();
+    }
 
     private AppFrame Describe(TraceFrame frame, TraceFrame? callee)
     {

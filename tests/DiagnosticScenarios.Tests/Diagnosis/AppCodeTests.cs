@@ -19,11 +19,12 @@ public sealed class AppCodeTests : IDisposable
     private static readonly string ProjectAssembly = typeof(StarvationScenariosController).Assembly.Location;
 
     private readonly string _bare = Directory.CreateTempSubdirectory("appcode-").FullName;
+    private readonly ModuleReaders _modules = new();
 
     [Fact]
     public void AModuleInTheSharedFramework_IsNotTheApps()
     {
-        var verdict = Decide(new AppCode([], CoreLib), FrameworkAssembly);
+        var verdict = Decide(new AppCode([], CoreLib, _modules), FrameworkAssembly);
 
         Assert.False(verdict.IsApp);
         Assert.StartsWith("shared framework (", verdict.Rule, StringComparison.Ordinal);
@@ -35,7 +36,7 @@ public sealed class AppCodeTests : IDisposable
     {
         var path = Path.Combine(_bare, ".nuget", "packages", "northwind.data", "1.0.0", "lib", "net10.0", "Northwind.Data.dll");
 
-        var verdict = Decide(new AppCode([], CoreLib), path);
+        var verdict = Decide(new AppCode([], CoreLib, _modules), path);
 
         Assert.Equal((false, "NuGet package cache"), (verdict.IsApp, verdict.Rule));
     }
@@ -44,7 +45,7 @@ public sealed class AppCodeTests : IDisposable
     public void AModuleBesideADepsJson_IsTheAppsWhenItIsAProject_AndNotWhenItIsAPackage()
     {
         var depsFile = $"{typeof(AppCodeTests).Assembly.GetName().Name}.deps.json";
-        var app = new AppCode([], CoreLib);
+        var app = new AppCode([], CoreLib, _modules);
 
         var project = Decide(app, ProjectAssembly);
         var package = Decide(app, typeof(FactAttribute).Assembly.Location);
@@ -62,7 +63,7 @@ public sealed class AppCodeTests : IDisposable
         var path = Path.Combine(AppContext.BaseDirectory, "runtimes", "unix", "lib", "net9.0", "Microsoft.Data.SqlClient.dll");
         Assert.True(File.Exists(path), $"{path}: the test's output no longer holds SqlClient's Unix assembly there");
 
-        var verdict = Decide(new AppCode([], CoreLib), path);
+        var verdict = Decide(new AppCode([], CoreLib, _modules), path);
 
         Assert.Equal((false, $"package in {depsFile}"), (verdict.IsApp, verdict.Rule));
     }
@@ -72,7 +73,7 @@ public sealed class AppCodeTests : IDisposable
     {
         var copy = CopyToBareFolder(FrameworkAssembly);
 
-        var verdict = Decide(new AppCode([], CoreLib), copy);
+        var verdict = Decide(new AppCode([], CoreLib, _modules), copy);
 
         Assert.Equal((false, "signed with Microsoft's key (public key token b03f5f7f11d50a3a)"), (verdict.IsApp, verdict.Rule));
     }
@@ -82,7 +83,7 @@ public sealed class AppCodeTests : IDisposable
     {
         var copy = CopyToBareFolder(ProjectAssembly);
 
-        var verdict = Decide(new AppCode([], CoreLib), copy);
+        var verdict = Decide(new AppCode([], CoreLib, _modules), copy);
 
         Assert.Equal((true, "not the runtime, the shared framework or a package"), (verdict.IsApp, verdict.Rule));
     }
@@ -97,7 +98,7 @@ public sealed class AppCodeTests : IDisposable
             [Path.Combine(_bare, "System.Private.CoreLib.dll")] = "System.Private.CoreLib, Version=10.0.0.0, Culture=neutral, PublicKeyToken=7cec85d7bea7798e",
             [Path.Combine(_bare, "Fabrikam.Stock.dll")] = "Fabrikam.Stock, Version=1.0.0.0, Culture=neutral, PublicKeyToken=null",
         };
-        var app = new AppCode([], CoreLib, identities.GetValueOrDefault);
+        var app = new AppCode([], CoreLib, _modules, identities.GetValueOrDefault);
 
         var framework = Decide(app, Path.Combine(_bare, "System.Private.CoreLib.dll"));
         var own = Decide(app, Path.Combine(_bare, "Fabrikam.Stock.dll"));
@@ -109,7 +110,7 @@ public sealed class AppCodeTests : IDisposable
     [Fact]
     public void MethodsCompiledAtRunTime_AreNotTheApps()
     {
-        var app = new AppCode([], CoreLib);
+        var app = new AppCode([], CoreLib, _modules);
 
         Assert.False(app.IsApp(Frame("Anonymously Hosted DynamicMethods Assembly", null, "dynamicClass.lambda_method44")));
         Assert.Equal((false, "dynamic methods (compiled at run time, e.g. ASP.NET Core's invokers)"), (app.Verdicts.Single().IsApp, app.Verdicts.Single().Rule));
@@ -118,7 +119,7 @@ public sealed class AppCodeTests : IDisposable
     [Fact]
     public void AppPrefixes_OverrideTheRules_ByAssemblyNameOrByNamespace()
     {
-        var app = new AppCode(["DiagnosticScenarios.Tests", "System.Linq.Parallel"], CoreLib);
+        var app = new AppCode(["DiagnosticScenarios.Tests", "System.Linq.Parallel"], CoreLib, _modules);
 
         // A project, but not one of the names given: only the frames under the given namespaces are the app's.
         var project = Frame("DiagnosticScenarios", ProjectAssembly, "DiagnosticScenarios.Scenarios.StarvationScenariosController.TaskWait");
@@ -130,7 +131,11 @@ public sealed class AppCodeTests : IDisposable
         Assert.Equal("--app DiagnosticScenarios.Tests (assembly name)", app.Verdicts.Single(v => v.Module == "DiagnosticScenarios.Tests").Rule);
     }
 
-    public void Dispose() => Directory.Delete(_bare, recursive: true);
+    public void Dispose()
+    {
+        _modules.Dispose();
+        Directory.Delete(_bare, recursive: true);
+    }
 
     private static ModuleVerdict Decide(AppCode app, string path)
     {
