@@ -1,8 +1,8 @@
 using System.Net;
-using DiagnosticScenarios.Controls;
 using DiagnosticScenarios.LoadRunner.Server;
 using DiagnosticScenarios.Diagnosis;
 using DiagnosticScenarios.Tests.Load;
+using DiagnosticScenarios.Tests.ThreadPoolHealth;
 using Microsoft.Diagnostics.Tracing;
 
 namespace DiagnosticScenarios.Tests.Diagnosis;
@@ -44,8 +44,7 @@ public sealed class ModuleLoadedWhileTracingTests : IDisposable
     // recorder there: the trace holds the module's load and frames of it.
     private static async Task<HttpStatusCode> RecordWhileTheAppCapturesAsync(ServerProcess server, string trace)
     {
-        using var control = new HttpClient { BaseAddress = server.BaseAddress, Timeout = TimeSpan.FromSeconds(30) };
-        control.DefaultRequestHeaders.Add(ControlGate.HeaderName, "1");
+        using var control = server.CreateControlClient();
         var status = default(HttpStatusCode);
         await Task.Factory.StartNew(
             () => WaitAnalyzer.Record(server.ProcessId, () =>

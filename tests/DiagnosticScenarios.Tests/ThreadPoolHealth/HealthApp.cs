@@ -1,5 +1,6 @@
 using System.Net.Http.Json;
 using System.Text.Json;
+using DiagnosticScenarios.Controls;
 using DiagnosticScenarios.LoadRunner.Server;
 
 namespace DiagnosticScenarios.Tests.ThreadPoolHealth;
@@ -44,4 +45,12 @@ internal static class HealthApp
         new() { BaseAddress = await app.LivePageAsync(), Timeout = TimeoutExtensions.Default };
 
     public static HttpClient CreateClient(this ServerProcess app) => new() { BaseAddress = app.BaseAddress, Timeout = TimeSpan.FromSeconds(30) };
+
+    /// <summary>A client of the app that sends the control header, as the page does.</summary>
+    public static HttpClient CreateControlClient(this ServerProcess app)
+    {
+        var client = app.CreateClient();
+        client.DefaultRequestHeaders.Add(ControlGate.HeaderName, "1");
+        return client;
+    }
 }

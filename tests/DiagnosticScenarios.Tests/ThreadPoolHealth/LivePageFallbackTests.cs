@@ -2,7 +2,6 @@ using System.Net;
 using System.Net.Http.Json;
 using System.Net.Sockets;
 using System.Text.Json;
-using DiagnosticScenarios.Controls;
 using DiagnosticScenarios.LoadRunner.Server;
 using DiagnosticScenarios.Tests.Load;
 using DiagnosticScenarios.Tests.Observed;
@@ -62,8 +61,7 @@ public sealed class LivePageFallbackTests(LazyBrowser browsers, LivePageFallback
                 () => $"\"{browser.Driver.FindElement(By.Id("stacks-status")).Text}\"; the button {(browser.Driver.FindElement(By.Id("stacks-capture")).Enabled ? "enabled" : "disabled")}");
             return browser.Driver.FindElement(By.Id("stacks-status")).Text;
         }).TimeoutAfter(Patience + Patience);
-        using var client = new HttpClient { BaseAddress = app.BaseAddress, Timeout = Patience };
-        client.DefaultRequestHeaders.Add(ControlGate.HeaderName, "1");
+        using var client = app.CreateControlClient();
         using var latest = await client.GetAsync(new Uri("api/threadpool/stacks", UriKind.Relative)).DefaultTimeout();
         var problem = await latest.Content.ReadFromJsonAsync<JsonElement>().DefaultTimeout();
 

@@ -16,8 +16,7 @@ public sealed class LoadControlTests
     public async Task Load_StartsTheRunnerAsASeparateProcess_OneRunAtATime()
     {
         await using var app = await HealthApp.StartAsync();
-        using var client = app.CreateClient();
-        client.DefaultRequestHeaders.Add(DiagnosticScenarios.Controls.ControlGate.HeaderName, "1");
+        using var client = app.CreateControlClient();
 
         using var started = await client.PostAsync(new Uri("/api/threadpool/load?scenario=diagscenario/taskasyncwait&connections=20&durationSeconds=1", UriKind.Relative), null).DefaultTimeout();
         var run = await started.Content.ReadFromJsonAsync<JsonElement>().DefaultTimeout();
