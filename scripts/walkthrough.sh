@@ -52,7 +52,7 @@ stop() {
   app=
   return "$ended"
 }
-cleanup() { stop; rm -rf "$work" "$repo/packages" "$repo"/DiagnosticScenarios_*.nettrace "$repo/trace.nettrace"; }
+cleanup() { stop; rm -rf "$work" "$repo/packages" "$repo/publish" "$repo"/DiagnosticScenarios_*.nettrace "$repo/trace.nettrace"; }
 trap cleanup EXIT
 
 for port in 5000 5001 5002; do
@@ -63,6 +63,8 @@ for port in 5000 5001 5002; do
   fi
 done
 
+# Waits (up to a minute) for the page's server to show a load run's result.
+result() { for _ in $(seq 1 120); do curl -s --max-time 5 http://localhost:5002/api/threadpool/load >"$work/load" && grep -q '"result":{' "$work/load" && return 0; sleep 0.5; done; cat "$work/load"; return 1; }
 # A GET's body to FILE and its time in seconds on stdout.
 timed_get() { curl -s -o "$2" -w '%{time_total}' --max-time 30 "$1"; }
 within() { awk -v t="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(t >= lo && t <= hi) }' || { echo "     took $1 s, not $2–$3 s"; return 1; }; }
@@ -79,6 +81,18 @@ curl -s -o "$work/page" --max-time 10 http://localhost:5002/
 check "quick start: the live page answers at http://localhost:5002/" contains "$work/page" "<canvas"
 curl -s -o "$work/swagger" --max-time 10 http://localhost:5000/swagger/index.html
 check "quick start: Swagger UI at /swagger" contains "$work/swagger" "swagger-ui"
+check "the app stops within 10 s of SIGTERM" stop
+
+echo "== README, a published folder"
+check "published: dotnet publish -c Release src/DiagnosticScenarios -o publish" \
+  dotnet publish -c Release src/DiagnosticScenarios -o publish
+check "published: the app starts from the published folder" start "$work/published.log" dotnet publish/DiagnosticScenarios.dll
+curl -s -o "$work/load-start" -w '%{http_code}' --max-time 10 -X POST "${control[@]}" \
+  'http://localhost:5000/api/threadpool/load?scenario=diagscenario/taskasyncwait&connections=20&durationSeconds=2' >"$work/load-code"
+check "published: the page's Start load starts the runner (202)" contains "$work/load-code" "202"
+curl -s -o "$work/load-status" --max-time 10 http://localhost:5002/api/threadpool/load
+check "published: the runner is the one in publish/loadrunner" contains "$work/load-status" '/publish/loadrunner/DiagnosticScenarios.LoadRunner.dll"'
+check "published: the run's result reaches the page" result
 check "the app stops within 10 s of SIGTERM" stop
 
 echo "== README, https"
@@ -134,7 +148,6 @@ echo "== workshop, step 3 from the page, step 9"
 curl -s -o "$work/load-start" -w '%{http_code}' --max-time 10 -X POST "${control[@]}" \
   'http://localhost:5000/api/threadpool/load?scenario=diagscenario/taskwait&connections=125&durationSeconds=5' >"$work/load-code"
 check "step 3: the page's Start load starts the Release runner (202)" contains "$work/load-code" "202"
-result() { for _ in $(seq 1 120); do curl -s --max-time 5 http://localhost:5002/api/threadpool/load >"$work/load" && grep -q '"result":{' "$work/load" && return 0; sleep 0.5; done; cat "$work/load"; return 1; }
 check "step 3: the page shows the run's result when it ends" result
 curl -s -o "$work/min" -w '%{http_code}' --max-time 10 -X PUT "${control[@]}" 'http://localhost:5000/api/threadpool/minthreads?workers=200' >"$work/min-code"
 check "step 9: Apply 200 (PUT /api/threadpool/minthreads?workers=200)" contains "$work/min-code" "200"

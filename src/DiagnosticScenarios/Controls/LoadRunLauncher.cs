@@ -36,7 +36,7 @@ public sealed partial class LoadRunLauncher(IConfiguration configuration, ILogge
     private LoadRun? _current;
     private ChildProcess? _process;
 
-    /// <summary>Where the runner is: <c>LoadRunner:Path</c>, else the runner project's build output beside this app's.</summary>
+    /// <summary>Where the runner is: <c>LoadRunner:Path</c>, else the published runner beside this app, else the runner project's build output beside this app's.</summary>
     public string RunnerPath => LoadRunnerLocation.Find(configuration);
 
     public LoadRun? Current
@@ -68,7 +68,7 @@ public sealed partial class LoadRunLauncher(IConfiguration configuration, ILogge
             var runner = RunnerPath;
             if (!File.Exists(runner))
             {
-                throw new FileNotFoundException($"The load runner is not at '{runner}'. Build the solution (or src/DiagnosticScenarios.LoadRunner) with the same configuration as the app, or set {LoadRunnerLocation.ConfigurationKey}.", runner);
+                throw new FileNotFoundException($"The load runner is not at '{runner}'. Build the solution (or src/DiagnosticScenarios.LoadRunner) with the same configuration as the app, publish the app (its {LoadRunnerLocation.PublishedFolder}/ folder holds the runner), or set {LoadRunnerLocation.ConfigurationKey}.", runner);
             }
 
             var isDll = runner.EndsWith(".dll", StringComparison.OrdinalIgnoreCase);
