@@ -63,4 +63,5 @@ app.MapScenarioCatalogue();
 app.UseEndpointAttribution();
 app.MapScenarios();
 
-app.Run();
+// To its end; an address another process holds ends it with a line saying so (AppRun).
+Environment.ExitCode = app.RunToEnd();

@@ -1,0 +1,37 @@
+using System.Net;
+using System.Net.Sockets;
+using DiagnosticScenarios.Common;
+using DiagnosticScenarios.Infrastructure;
+using DiagnosticScenarios.Tests.Load;
+
+namespace DiagnosticScenarios.Tests.Infrastructure;
+
+/// <summary>
+/// The built app told to listen where another process already listens (port 5000 on a macOS laptop, where the AirPlay
+/// Receiver holds it): it ended with an unhandled exception's stack and the runtime's abort.
+/// </summary>
+public sealed class AddressInUseTests
+{
+    // The app's start-up on two cores shared with the other functional classes, and its stop.
+    private static readonly TimeSpan StartAndStop = TimeSpan.FromSeconds(60);
+
+    [Fact]
+    public async Task BuiltApp_WhoseAddressIsTaken_EndsWithALineNamingItAndHowToChooseAnother()
+    {
+        using var holder = new TcpListener(IPAddress.Loopback, 0);
+        holder.Start();
+        var taken = $"http://127.0.0.1:{((IPEndPoint)holder.LocalEndpoint).Port}";
+
+        var result = await ChildProcess.RunAsync(
+            new ChildProcessStart("dotnet", [LoadExperiment.AppPath, "--urls", taken])
+            {
+                // The live page's own server on a free port, so that the API's address is the only one taken.
+                Environment = new Dictionary<string, string?> { ["LivePage__Port"] = "0" },
+            },
+            StartAndStop);
+
+        Assert.True(result.ExitCode == AppRun.AddressInUseExitCode, result.ToString());
+        Assert.Contains($"Failed to bind to address {taken}: address already in use. Another process listens there: stop it, or give the app another address with --urls", result.Error, StringComparison.Ordinal);
+        Assert.DoesNotContain("Unhandled exception", result.Error, StringComparison.Ordinal);
+    }
+}
