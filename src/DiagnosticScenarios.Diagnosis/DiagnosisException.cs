@@ -20,6 +20,9 @@ public enum DiagnosisFailure
 
     /// <summary>A session's trace that could not be written to its file (a full disk, a folder this user cannot write).</summary>
     TraceNotWritten,
+
+    /// <summary>The process exited while a session was reading it.</summary>
+    ProcessExited,
 }
 
 /// <summary>A diagnosis that could not be made; the message is one line saying which and what to do.</summary>

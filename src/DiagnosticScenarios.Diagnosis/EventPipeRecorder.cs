@@ -17,8 +17,13 @@ namespace DiagnosticScenarios.Diagnosis;
 /// </remarks>
 internal static class EventPipeRecorder
 {
-    /// <summary>Records while <paramref name="whileOn"/> runs on the calling thread, then stops the session; with <paramref name="rundown"/>, the runtime names every method at the stop.</summary>
-    public static void Record(int processId, IReadOnlyList<EventPipeProvider> providers, Action whileOn, string path, DiagnosisOptions options, bool rundown) =>
+    /// <summary>
+    /// Records while <paramref name="whileOn"/> runs on the calling thread, then stops the session; with <paramref name="rundown"/>,
+    /// the runtime names every method at the stop. <paramref name="whileOn"/> gets a handle set when the session's stream ends
+    /// before the stop, which only the process's end does: a caller that waits may wait on it too.
+    /// </summary>
+    /// <exception cref="DiagnosisException">The process is not there, not .NET, its diagnostic port did not answer, or it exited during the session.</exception>
+    public static void Record(int processId, IReadOnlyList<EventPipeProvider> providers, Action<WaitHandle> whileOn, string path, DiagnosisOptions options, bool rundown) =>
         Run(processId, providers, whileOn, options, rundown, stream => CopyToFile(stream, path));
 
     /// <summary>
@@ -88,9 +93,11 @@ internal static class EventPipeRecorder
 
     /// <summary>
     /// Hands each event of a live session to <paramref name="onEvent"/>, on a thread of its own, while <paramref name="whileOn"/>
-    /// runs on the calling thread; then stops the session. No rundown: a listener of counters and events needs no method names.
+    /// runs on the calling thread (with the handle <see cref="Record"/> describes); then stops the session. No rundown: a
+    /// listener of counters and events needs no method names.
     /// </summary>
-    public static void Listen(int processId, IReadOnlyList<EventPipeProvider> providers, Action<TraceEvent> onEvent, Action whileOn, DiagnosisOptions options) =>
+    /// <exception cref="DiagnosisException">As <see cref="Record"/>.</exception>
+    public static void Listen(int processId, IReadOnlyList<EventPipeProvider> providers, Action<TraceEvent> onEvent, Action<WaitHandle> whileOn, DiagnosisOptions options) =>
         Run(processId, providers, whileOn, options, rundown: false, stream =>
         {
             using var source = new EventPipeEventSource(stream);
@@ -99,7 +106,7 @@ internal static class EventPipeRecorder
         });
 
     // Opens the session, lets `read` consume its stream on a dedicated thread while `whileOn` runs, stops it, and waits for the reader.
-    private static void Run(int processId, IReadOnlyList<EventPipeProvider> providers, Action whileOn, DiagnosisOptions options, bool rundown, Action<Stream> read)
+    private static void Run(int processId, IReadOnlyList<EventPipeProvider> providers, Action<WaitHandle> whileOn, DiagnosisOptions options, bool rundown, Action<Stream> read)
     {
         TargetProcess.EnsureDiagnosable(processId);
         var client = new DiagnosticsClient(processId);
@@ -115,7 +122,9 @@ internal static class EventPipeRecorder
             throw TargetProcess.Unreachable(processId, e);
         }
 
+        var on = Stopwatch.StartNew();
         using (session)
+        using (var streamEnded = new ManualResetEvent(false))
         {
             Exception? readError = null;
             var reader = new Thread(() =>
@@ -124,9 +133,15 @@ internal static class EventPipeRecorder
                 {
                     read(session.EventStream);
                 }
-                catch (Exception e) when (e is IOException or ObjectDisposedException or EndOfStreamException or DiagnosisException)
+#pragma warning disable CA1031 // deliberate: whatever the reading meets (a stream cut off mid-block reads as a FormatException) goes to the caller, never ends the process
+                catch (Exception e)
+#pragma warning restore CA1031
                 {
                     readError = e;
+                }
+                finally
+                {
+                    streamEnded.Set();
                 }
             })
             {
@@ -135,7 +150,15 @@ internal static class EventPipeRecorder
             };
             reader.Start();
 
-            whileOn();
+            whileOn(streamEnded);
+
+            // Only the runtime ends a session's stream before it is asked to stop, and only as its process ends.
+            if (streamEnded.WaitOne(0))
+            {
+                throw new DiagnosisException(DiagnosisFailure.ProcessExited,
+                    $"Process {processId} exited {on.Elapsed.TotalSeconds:0.0} s into the session, which ended with it: nothing more to read from it; start it again and diagnose the new process.",
+                    readError);
+            }
 
             // The stop returns once the runtime has handed over the session's last event (the rundown's, when asked for),
             // so it and the reader share the drain's time.

@@ -29,10 +29,12 @@ public static class HostingRequests
         try
         {
             var provider = new EventPipeProvider(ProviderName, EventLevel.Informational);
-            EventPipeRecorder.Record(processId, [provider], () =>
+            EventPipeRecorder.Record(processId, [provider], ended =>
             {
-                Thread.Sleep(window);
-                atTheEnd();
+                if (!ended.WaitOne(window))
+                {
+                    atTheEnd();
+                }
             }, trace, options, rundown: false);
             return Read(trace, window);
         }

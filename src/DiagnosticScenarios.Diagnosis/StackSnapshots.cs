@@ -86,10 +86,12 @@ public static class StackSnapshots
     public static void Record(int processId, string nettracePath, DiagnosisOptions? options = null, Action? afterSampling = null)
     {
         options ??= DiagnosisOptions.Default;
-        EventPipeRecorder.Record(processId, [new EventPipeProvider(SampleProfiler, EventLevel.Informational)], () =>
+        EventPipeRecorder.Record(processId, [new EventPipeProvider(SampleProfiler, EventLevel.Informational)], ended =>
         {
-            Thread.Sleep(options.SampleDuration);
-            afterSampling?.Invoke();
+            if (!ended.WaitOne(options.SampleDuration))
+            {
+                afterSampling?.Invoke();
+            }
         }, nettracePath, options, rundown: true);
     }
 

@@ -27,7 +27,7 @@ public static class StarvationWatch
     /// <summary>Watches <paramref name="processId"/> until the rule declares starvation or <paramref name="timeout"/> passes. Synchronous; needs no pool thread.</summary>
     /// <param name="onSecond">Each second as read, with the rule's verdict; on the listener's own thread.</param>
     /// <param name="onWatching">Once the session is on, before the first second is read (two collections later: the first has no rates).</param>
-    /// <exception cref="DiagnosisException">The process is not there, not .NET, or its diagnostic port did not answer.</exception>
+    /// <exception cref="DiagnosisException">The process is not there, not .NET, its diagnostic port did not answer, or it exited before starvation came.</exception>
     public static WatchResult Run(int processId, TimeSpan timeout, Action<PoolSecond, StarvationVerdict>? onSecond = null, StarvationRule? rule = null, DiagnosisOptions? options = null, Action? onWatching = null)
     {
         rule ??= StarvationRule.Default;
@@ -52,10 +52,11 @@ public static class StarvationWatch
         var trace = ScratchFiles.NewPath($"watch-{processId}", ".nettrace");
         try
         {
-            EventPipeRecorder.Listen(processId, providers, reading.OnEvent, () =>
+            EventPipeRecorder.Listen(processId, providers, reading.OnEvent, ended =>
             {
                 onWatching?.Invoke();
-                if (reading.Starved.Wait(timeout))
+                // Starvation, the timeout, or the process's end (the session then says it exited).
+                if (WaitHandle.WaitAny([reading.Starved.WaitHandle, ended], timeout) == 0)
                 {
                     // While the pool is still starved, and before the listening session ends: the threads are where they block.
                     StackSnapshots.Record(processId, trace, options);

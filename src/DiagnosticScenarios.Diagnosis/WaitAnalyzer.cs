@@ -44,13 +44,16 @@ public static class WaitAnalyzer
     /// </summary>
     /// <exception cref="DiagnosisException">The process is not there, not .NET, or its diagnostic port did not answer.</exception>
     public static void Record(int processId, TimeSpan duration, string nettracePath, DiagnosisOptions? options = null) =>
-        Record(processId, () => Thread.Sleep(duration), nettracePath, options);
+        Record(processId, ended => ended.WaitOne(duration), nettracePath, options);
 
     /// <summary>
     /// <see cref="Record(int, TimeSpan, string, DiagnosisOptions?)"/> for as long as <paramref name="whileOn"/> runs on the
     /// calling thread, which it calls once the session is open: a caller that starts a load from it traces all of the load.
     /// </summary>
-    public static void Record(int processId, Action whileOn, string nettracePath, DiagnosisOptions? options = null)
+    public static void Record(int processId, Action whileOn, string nettracePath, DiagnosisOptions? options = null) =>
+        Record(processId, _ => whileOn(), nettracePath, options);
+
+    private static void Record(int processId, Action<WaitHandle> whileOn, string nettracePath, DiagnosisOptions? options)
     {
         options ??= DiagnosisOptions.Default;
         EventPipeRecorder.Record(processId,

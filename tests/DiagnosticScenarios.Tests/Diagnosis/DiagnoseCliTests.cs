@@ -5,8 +5,8 @@ using DiagnosticScenarios.Diagnosis;
 
 namespace DiagnosticScenarios.Tests.Diagnosis;
 
-/// <summary>The CLI's answers when there is nothing to diagnose: one line on stderr and a non-zero exit, or usage and 2 for bad arguments.</summary>
-[StartsNext("the CLI started as a process of its own for each case, two of them watching a process for seconds: 8–13 s")]
+/// <summary>The CLI's answers when there is nothing to diagnose, or nothing left: one line on stderr and a non-zero exit, or usage and 2 for bad arguments.</summary>
+[StartsNext("the CLI started as a process of its own for each case, four of them watching a process for seconds (two of them the app, which they stop): 7–13 s")]
 public sealed class DiagnoseCliTests
 {
     [Fact]
@@ -50,6 +50,25 @@ public sealed class DiagnoseCliTests
         Assert.True(run.ExitCode == 3, run.ToString());
         Assert.Matches(@"^No starvation in \d+ s \(\d+ seconds read\); the last: ", run.Output);
         Assert.Contains($"Watching process {Environment.ProcessId} for up to 3 s", run.Error, StringComparison.Ordinal);
+    }
+
+    // A watched process that ends, crashed or stopped, ends the watch with one line saying so. Killed, its session's stream
+    // was cut off mid-block, the reader met a FormatException on its own thread and the tool died of it (exit 134); stopped
+    // cleanly, the stream ended and the watch waited out its timeout, here longer than the await's bound.
+    [Theory]
+    [InlineData("KILL")]
+    [InlineData("TERM")]
+    public async Task Watch_WhenTheProcessEnds_EndsWithALineSayingItExited(string signal)
+    {
+        await using var app = await OutOfProcessApp.StartAsync();
+        await using var watch = await DiagnoseCli.StartWatchingAsync(app.ProcessId, TimeSpan.FromMinutes(5));
+
+        var kill = await ChildProcess.RunAsync(new ChildProcessStart("kill", [$"-{signal}", $"{app.ProcessId}"]), TimeSpan.FromSeconds(10));
+        var run = await watch.WaitForExitAsync().DefaultTimeout();
+
+        Assert.True(kill.ExitCode == 0, kill.ToString());
+        Assert.True(run.ExitCode == 1, run.ToString());
+        Assert.StartsWith($"error: Process {app.ProcessId} exited ", run.Error.Split('\n', StringSplitOptions.RemoveEmptyEntries)[^1], StringComparison.Ordinal);
     }
 
     // A .NET process killed without the chance to remove its diagnostic socket leaves the file, named after its id, which a

@@ -24,7 +24,7 @@ public sealed class UnwritableTraceTests
         var options = DiagnosisOptions.Default with { DrainTimeout = TimeSpan.FromSeconds(20) };
 
         var failure = await Assert.ThrowsAsync<DiagnosisException>(
-            () => Task.Run(() => EventPipeRecorder.Record(Environment.ProcessId, Runtime, whileOn: () => { }, FullDisk, options, rundown: true))
+            () => Task.Run(() => EventPipeRecorder.Record(Environment.ProcessId, Runtime, whileOn: _ => { }, FullDisk, options, rundown: true))
                 .TimeoutAfter(options.DrainTimeout * 3));
 
         // Not PortUnreachable: the stop was answered and the reader reached the stream's end before this was thrown.
