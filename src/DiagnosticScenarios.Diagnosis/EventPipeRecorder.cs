@@ -17,6 +17,9 @@ namespace DiagnosticScenarios.Diagnosis;
 /// </remarks>
 internal static class EventPipeRecorder
 {
+    // How long a process whose session's stream has ended may take to be gone, as its end tears it down.
+    private static readonly TimeSpan ExitGrace = TimeSpan.FromSeconds(2);
+
     /// <summary>
     /// Records while <paramref name="whileOn"/> runs on the calling thread, then stops the session; with <paramref name="rundown"/>,
     /// the runtime names every method at the stop. <paramref name="whileOn"/> gets a handle set when the session's stream ends
@@ -123,8 +126,10 @@ internal static class EventPipeRecorder
         }
 
         var on = Stopwatch.StartNew();
+        // Set by the reader as it leaves, which may be after this method has: a task's handle, which nothing disposes under it.
+        var streamEnded = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        var streamEndedHandle = ((IAsyncResult)streamEnded.Task).AsyncWaitHandle;
         using (session)
-        using (var streamEnded = new ManualResetEvent(false))
         {
             Exception? readError = null;
             var reader = new Thread(() =>
@@ -141,7 +146,7 @@ internal static class EventPipeRecorder
                 }
                 finally
                 {
-                    streamEnded.Set();
+                    streamEnded.TrySetResult();
                 }
             })
             {
@@ -150,10 +155,11 @@ internal static class EventPipeRecorder
             };
             reader.Start();
 
-            whileOn(streamEnded);
+            whileOn(streamEndedHandle);
 
-            // Only the runtime ends a session's stream before it is asked to stop, and only as its process ends.
-            if (streamEnded.WaitOne(0))
+            // A runtime ends a session's stream before it is asked to stop as its process ends; where the process still runs
+            // (a port that is not a runtime's), the stop below says what went wrong.
+            if (streamEnded.Task.IsCompleted && TargetProcess.EndsWithin(processId, ExitGrace))
             {
                 throw new DiagnosisException(DiagnosisFailure.ProcessExited,
                     $"Process {processId} exited {on.Elapsed.TotalSeconds:0.0} s into the session, which ended with it: nothing more to read from it; start it again and diagnose the new process.",

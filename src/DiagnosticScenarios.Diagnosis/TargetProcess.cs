@@ -73,6 +73,46 @@ public static class TargetProcess
         return false;
     }
 
+    /// <summary>
+    /// Whether the process has ended, or does within <paramref name="grace"/>: no process has the id any more, or (Linux) only
+    /// its zombie is left for its parent to reap. A killed process closes its diagnostic socket a moment before it is a zombie.
+    /// </summary>
+    internal static bool EndsWithin(int processId, TimeSpan grace)
+    {
+        var waited = Stopwatch.StartNew();
+        while (!HasEnded(processId))
+        {
+            if (waited.Elapsed >= grace)
+            {
+                return false;
+            }
+
+            Thread.Sleep(TimeSpan.FromMilliseconds(50));
+        }
+
+        return true;
+    }
+
+    private static bool HasEnded(int processId)
+    {
+        if (!OperatingSystem.IsLinux())
+        {
+            return NameOf(processId) is null;
+        }
+
+        try
+        {
+            // "pid (comm) state ...": the state follows the last ')', since the name may hold one.
+            var stat = File.ReadAllText($"/proc/{processId}/stat");
+            return stat[stat.LastIndexOf(')') + 2] is 'Z' or 'X';
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+        {
+            // No such process (any more).
+            return true;
+        }
+    }
+
     // The process's name, or null when no process has the id (any more).
     private static string? NameOf(int processId)
     {
