@@ -97,6 +97,36 @@ public sealed class SourceLinesTests : IDisposable
         Assert.Contains("no portable PDB with its id is beside it", missing, StringComparison.Ordinal);
     }
 
+    // <DebugType>embedded</DebugType>: the PDB inside the module, no file beside it.
+    [Fact]
+    public void AModuleWithItsPdbEmbedded_IsNamedFromIt()
+    {
+        var (module, source) = Compile(OptimizationLevel.Release, DebugInformationFormat.Embedded);
+        var settle = MethodToken(module, "Journal", "Settle");
+        using var lines = new SourceLines();
+
+        var (line, missing) = lines.Find(new IlLocation(ModuleFile.At(module), settle, IlOffset: 0));
+
+        Assert.False(File.Exists(Path.ChangeExtension(module, ".pdb")), "a PDB file beside the module: this tests nothing");
+        Assert.True(line is not null, missing);
+        Assert.Equal((source, LineOf("System.Threading.Thread.Sleep(amount);")), (line.File, line.Line));
+    }
+
+    // <DebugType>none</DebugType>, or the .pdb left out of the deployment: no line, and the report says which PDB and how to get one.
+    [Fact]
+    public void AModuleWithNoPdb_HasNoLine_AndSaysHowToGetOne()
+    {
+        var (module, _) = Compile(OptimizationLevel.Release);
+        var settle = MethodToken(module, "Journal", "Settle");
+        File.Delete(Path.ChangeExtension(module, ".pdb"));
+        using var lines = new SourceLines();
+
+        var (line, missing) = lines.Find(new IlLocation(ModuleFile.At(module), settle, IlOffset: 0));
+
+        Assert.Null(line);
+        Assert.Contains($"no portable PDB beside {Path.GetFileName(module)} nor embedded in it: build with <DebugType>portable</DebugType> (the default) or embedded, and deploy the .pdb", missing, StringComparison.Ordinal);
+    }
+
     // A module compiled ahead of time (the shared framework's, as PublishReadyToRun compiles an app's) runs code the
     // runtime maps to no IL; a frame in it gets no line, and the report says why and how to get one.
     [Fact]
@@ -120,7 +150,7 @@ public sealed class SourceLinesTests : IDisposable
     private static int LineOf(string text) =>
         Source.Split('\n').Select((line, index) => (line, index)).Single(l => l.line.Trim() == text).index + 1;
 
-    private (string Module, string Source) Compile(OptimizationLevel optimization)
+    private (string Module, string Source) Compile(OptimizationLevel optimization, DebugInformationFormat debugInformation = DebugInformationFormat.PortablePdb)
     {
         var name = $"Northwind.Ledger.{optimization}";
         var source = Path.Combine(_folder, $"{name}.Journal.cs");
@@ -133,9 +163,9 @@ public sealed class SourceLinesTests : IDisposable
             new CSharpCompilationOptions(OutputKind.DynamicallyLinkedLibrary, optimizationLevel: optimization));
         var module = Path.Combine(_folder, $"{name}.dll");
         using (var pe = File.Create(module))
-        using (var pdb = File.Create(Path.ChangeExtension(module, ".pdb")))
+        using (var pdb = debugInformation == DebugInformationFormat.PortablePdb ? File.Create(Path.ChangeExtension(module, ".pdb")) : null)
         {
-            var emitted = compilation.Emit(pe, pdb, options: new EmitOptions(debugInformationFormat: DebugInformationFormat.PortablePdb));
+            var emitted = compilation.Emit(pe, pdb, options: new EmitOptions(debugInformationFormat: debugInformation));
             Assert.True(emitted.Success, string.Join('\n', emitted.Diagnostics));
         }
 
