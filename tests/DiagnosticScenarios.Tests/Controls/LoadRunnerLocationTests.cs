@@ -67,6 +67,15 @@ public sealed class LoadRunnerLocationTests : IDisposable
         Assert.Equal(Path.Combine(app, LoadRunnerLocation.PublishedFolder, Runner + ".dll"), LoadRunnerLocation.BesideApp(app));
     }
 
+    // The folder is named twice, by the project file that publishes the runner and by the code that looks for it.
+    [Fact]
+    public void TheAppsProject_PublishesTheRunnerIntoTheFolderTheLookupReads()
+    {
+        var project = File.ReadAllText(Path.Combine(RepositoryPaths.AppProject, "DiagnosticScenarios.csproj"));
+
+        Assert.Contains($"PublishDir=$([System.IO.Path]::GetFullPath('$(PublishDir)')){LoadRunnerLocation.PublishedFolder}/", project, StringComparison.Ordinal);
+    }
+
     public void Dispose() => Directory.Delete(_root, recursive: true);
 
     private string Folder(params string[] parts) => Directory.CreateDirectory(Path.Combine([_root, .. parts])).FullName;
