@@ -11,6 +11,11 @@ internal static class TextReport
         output.WriteLine(string.Create(CultureInfo.InvariantCulture,
             $"Process {snapshot.ProcessId}: {snapshot.ThreadCount} managed threads, {snapshot.PoolThreadCount} of them pool threads, in {snapshot.Groups.Count} groups (captured in {snapshot.CaptureMs:0} ms, analysed in {snapshot.AnalysisMs:0} ms)."));
         WriteAppModules(output, snapshot.Modules);
+        if (snapshot.Incomplete is { } incomplete)
+        {
+            output.WriteLine(incomplete);
+        }
+
         if (snapshot.Requests is { } requests)
         {
             output.WriteLine($"Requests on threads: {requests.Source}.");
@@ -46,6 +51,11 @@ internal static class TextReport
         output.WriteLine(string.Create(CultureInfo.InvariantCulture,
             $"{source}: {analysis.Waits} waits in {analysis.DurationMs / 1000:0.0} s, {analysis.PoolWaits} on pool threads, at {analysis.Sites.Count} call sites."));
         WriteAppModules(output, analysis.Modules);
+        if (analysis.Incomplete is { } incomplete)
+        {
+            output.WriteLine(incomplete);
+        }
+
         if (analysis.Waits == 0)
         {
             output.WriteLine("No WaitHandleWait event: the app is not on .NET 9+, the trace lacks --clrevents waithandle --clreventlevel verbose, or nothing waited (Thread.Sleep and blocking socket reads raise no such event).");

@@ -26,6 +26,12 @@ public sealed record StackSnapshot(
     /// <summary>Where the requests of <see cref="ThreadGroup.Requests"/> come from; null when no thread was tied to a request.</summary>
     public RequestLabels? Requests { get; init; }
 
+    /// <summary>Events the runtime dropped from the session (<see cref="SessionLoss"/>); 0 for a complete snapshot.</summary>
+    public int EventsLost { get; init; }
+
+    /// <summary>What <see cref="EventsLost"/> means for this snapshot; null when nothing was lost.</summary>
+    public string? Incomplete => SessionLoss.Warning(EventsLost);
+
     /// <summary>
     /// The pool workers parked in a call (idle workers left out), merged by the kind of call and the app's frames and lines
     /// (or, without them, the method the app's code was inlined into), most threads first. Threads parked on one line split

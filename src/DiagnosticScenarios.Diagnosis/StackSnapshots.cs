@@ -110,6 +110,7 @@ public static class StackSnapshots
         var analysis = Stopwatch.StartNew();
         var threads = new Dictionary<int, ResolvedStack>();
         IReadOnlyList<ModuleVerdict> modules;
+        int eventsLost;
         using (var log = TraceLogFiles.Open(nettracePath))
         using (var resolver = new StackResolver(log.TraceLog, nettracePath, options))
         {
@@ -144,6 +145,7 @@ public static class StackSnapshots
             }
 
             modules = resolver.Modules;
+            eventsLost = log.TraceLog.EventsLost;
         }
 
         var groups = threads
@@ -165,6 +167,7 @@ public static class StackSnapshots
         {
             Modules = modules,
             Requests = requests,
+            EventsLost = eventsLost,
         };
     }
 

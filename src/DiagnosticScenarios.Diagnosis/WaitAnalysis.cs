@@ -24,6 +24,12 @@ public sealed record WaitAnalysis(int ProcessId, double DurationMs, int Waits, i
     /// <summary>ASP.NET Core requests started while the trace recorded (0 for a trace without hosting events, e.g. dotnet-trace's).</summary>
     public int RequestsStarted { get; init; }
 
+    /// <summary>Events the runtime dropped from the session (<see cref="SessionLoss"/>); 0 for a complete trace.</summary>
+    public int EventsLost { get; init; }
+
+    /// <summary>What <see cref="EventsLost"/> means for this analysis; null when nothing was lost.</summary>
+    public string? Incomplete => SessionLoss.Warning(EventsLost);
+
     /// <summary>The site where pool threads waited longest in total; null when none waited.</summary>
     public WaitSite? TopSite() => Sites.Count == 0 ? null : Sites[0];
 }

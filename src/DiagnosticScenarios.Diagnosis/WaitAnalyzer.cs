@@ -139,7 +139,7 @@ public static class WaitAnalyzer
             .ThenByDescending(s => s.Count)
             .ToList();
 
-        return new WaitAnalysis(0, Math.Round(endMs, 1), starts, poolWaits.Count, sites) { Modules = resolver.Modules, RequestsStarted = requestsStarted, PoolAdjustments = adjustments };
+        return new WaitAnalysis(0, Math.Round(endMs, 1), starts, poolWaits.Count, sites) { Modules = resolver.Modules, RequestsStarted = requestsStarted, PoolAdjustments = adjustments, EventsLost = log.TraceLog.EventsLost };
     }
 
     // A call site is the app's lines and the kind of blocking call made there: the frame names of one call change as the

@@ -147,6 +147,11 @@ public sealed partial class StackCaptureService : IStarvationListener, IDisposab
             var snapshot = StackSnapshots.Capture(Environment.ProcessId, CaptureOptions, StackRecorder.Record);
             var top = snapshot.TopBlockedPoolSite();
             var milliseconds = Math.Round(snapshot.CaptureMs + snapshot.AnalysisMs);
+            if (snapshot.Incomplete is { } incomplete)
+            {
+                LogIncomplete(_logger, trigger, incomplete);
+            }
+
             if (top is null)
             {
                 LogNoBlockedGroup(_logger, trigger, snapshot.PoolThreadCount, milliseconds);
@@ -173,4 +178,7 @@ public sealed partial class StackCaptureService : IStarvationListener, IDisposab
 
     [LoggerMessage(EventId = 5103, Level = LogLevel.Warning, Message = "Stack capture ({Trigger}) failed: {Reason}")]
     private static partial void LogFailed(ILogger logger, string trigger, string reason);
+
+    [LoggerMessage(EventId = 5104, Level = LogLevel.Warning, Message = "Stack capture ({Trigger}) is incomplete: {Warning}")]
+    private static partial void LogIncomplete(ILogger logger, string trigger, string warning);
 }

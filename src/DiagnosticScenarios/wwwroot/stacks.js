@@ -86,7 +86,8 @@
 
     const s = capture.snapshot;
     el('stacks-status').textContent = `Captured on ${capture.trigger} at ${new Date(s.capturedAt).toLocaleTimeString()}: ` +
-      `${s.threadCount} managed threads, ${s.poolThreadCount} in the pool, ${s.groups.length} groups (${Math.round(s.captureMs + s.analysisMs)} ms).`;
+      `${s.threadCount} managed threads, ${s.poolThreadCount} in the pool, ${s.groups.length} groups (${Math.round(s.captureMs + s.analysisMs)} ms).` +
+      (s.incomplete ? ` ${s.incomplete}` : '');
     for (const site of s.blockedPoolSites.slice(0, shownSites)) {
       const details = document.createElement('details');
       details.className = 'stack-group holder';
