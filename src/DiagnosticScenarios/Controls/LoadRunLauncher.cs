@@ -36,8 +36,29 @@ public sealed partial class LoadRunLauncher(IConfiguration configuration, ILogge
     private LoadRun? _current;
     private ChildProcess? _process;
 
+    // Where the runner was found: it stays there for the process's life, and the page asks for the status every second.
+    private string? _foundRunner;
+
     /// <summary>Where the runner is: <c>LoadRunner:Path</c>, else the published runner beside this app, else the runner project's build output beside this app's.</summary>
-    public string RunnerPath => LoadRunnerLocation.Find(configuration);
+    public string RunnerPath
+    {
+        get
+        {
+            if (_foundRunner is { } found)
+            {
+                return found;
+            }
+
+            // Looked for again until it is there: the runner may be built after the app started.
+            var path = LoadRunnerLocation.Find(configuration);
+            if (File.Exists(path))
+            {
+                _foundRunner = path;
+            }
+
+            return path;
+        }
+    }
 
     public LoadRun? Current
     {
