@@ -1,5 +1,5 @@
 using System.ComponentModel.DataAnnotations;
-using System.Globalization;
+using DiagnosticScenarios.Infrastructure;
 using Microsoft.AspNetCore.Mvc;
 
 namespace DiagnosticScenarios.Blocking;
@@ -66,7 +66,7 @@ public static class DiFactoryScenarios
 
     // The request's delayMs, which the action has validated before it resolves the settings.
     private static int? RequestedDelayMs(HttpContext? context) =>
-        int.TryParse(context?.Request.Query["delayMs"], NumberStyles.None, CultureInfo.InvariantCulture, out var delayMs) ? delayMs : null;
+        StrictBinding.TryParseWholeNumber(context?.Request.Query["delayMs"], out var delayMs) ? delayMs : null;
 }
 
 /// <summary>Settings of the tenant a request is for, loaded per request.</summary>

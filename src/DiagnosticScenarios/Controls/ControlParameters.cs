@@ -1,5 +1,4 @@
 using DiagnosticScenarios.Infrastructure;
-using System.Globalization;
 
 namespace DiagnosticScenarios.Controls;
 
@@ -25,7 +24,7 @@ internal sealed class ControlParameters
             return fallback ?? 0;
         }
 
-        if (!int.TryParse(value, NumberStyles.None, CultureInfo.InvariantCulture, out var count) || count < min || count > max)
+        if (!StrictBinding.TryParseWholeNumber(value, out var count) || count < min || count > max)
         {
             _errors[name] = [$"The value '{value}' is not valid: {name} must be a whole number from {min} to {max}."];
         }
@@ -35,6 +34,5 @@ internal sealed class ControlParameters
 
     public void Error(string name, string message) => _errors[name] = [message];
 
-    public IResult Problem() =>
-        TypedResults.ValidationProblem(_errors, detail: string.Join(" ", _errors.SelectMany(e => e.Value)), title: ProblemTitles.InvalidParameters);
+    public IResult Problem() => ParameterProblem.Result(_errors);
 }

@@ -36,7 +36,7 @@ public static class InputRules
 
             return errors is null
                 ? next(context)
-                : TypedResults.ValidationProblem(errors, detail: string.Join(" ", errors.SelectMany(e => e.Value)), title: ProblemTitles.InvalidParameters)
+                : ParameterProblem.Result(errors)
                     .ExecuteAsync(context);
         });
 

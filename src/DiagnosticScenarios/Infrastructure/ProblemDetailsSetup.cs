@@ -28,6 +28,7 @@ public static class ProblemDetailsSetup
                 options.InvalidModelStateResponseFactory = CreateValidationProblem)
             .AddMvcOptions(options =>
             {
+                options.ModelBinderProviders.UseStrictBinding();
                 var messages = options.ModelBindingMessageProvider;
                 messages.SetValueIsInvalidAccessor(value => $"The value '{value}' is not a valid number.");
                 messages.SetAttemptedValueIsInvalidAccessor((value, name) => $"The value '{value}' is not valid for {name}.");
@@ -40,7 +41,7 @@ public static class ProblemDetailsSetup
     }
 
     // Adds the accepted range to binding errors ("abc" for an int), so every 400 says what would have been valid.
-    private static BadRequestObjectResult CreateValidationProblem(ActionContext context)
+    private static ExecutesResult CreateValidationProblem(ActionContext context)
     {
         var parameters = context.ActionDescriptor.Parameters.OfType<ControllerParameterDescriptor>().ToList();
         var errors = new Dictionary<string, string[]>(StringComparer.OrdinalIgnoreCase);
@@ -58,18 +59,13 @@ public static class ProblemDetailsSetup
                 : [$"The value '{entry.AttemptedValue}' is not valid: {hint}"];
         }
 
-        var problem = new ValidationProblemDetails(errors)
-        {
-            Status = StatusCodes.Status400BadRequest,
-            Title = ProblemTitles.InvalidParameters,
-            Detail = string.Join(" ", errors.SelectMany(e => e.Value)),
-            Instance = context.HttpContext.Request.Path,
-        };
+        return new ExecutesResult(ParameterProblem.Result(errors));
+    }
 
-        return new BadRequestObjectResult(problem)
-        {
-            ContentTypes = { "application/problem+json" },
-        };
+    /// <summary>An <see cref="IResult"/> where MVC wants an <see cref="IActionResult"/>, so binding errors are written as every other 400.</summary>
+    private sealed class ExecutesResult(IResult result) : IActionResult
+    {
+        public Task ExecuteResultAsync(ActionContext context) => result.ExecuteAsync(context.HttpContext);
     }
 
     private static string? DescribeAccepted(ControllerParameterDescriptor? parameter)

@@ -12,21 +12,21 @@ namespace DiagnosticScenarios.LivePage;
 /// </summary>
 internal static class HealthStream
 {
-    public const string InvalidAfterTitle = ProblemTitles.InvalidParameters;
-
     // A new reader gets the last five minutes at once, so the page's charts start full.
     private const int InitialBacklog = 300;
 
     /// <summary>Tells the browser to retry a dropped stream after a second; it then sends Last-Event-ID by itself.</summary>
     public static readonly TimeSpan Reconnection = TimeSpan.FromSeconds(1);
 
-    public static string InvalidAfter(string after) => $"The value '{after}' is not valid: after must be a whole number from 0.";
+    /// <summary>The 400's errors for an <c>after</c> that is not a sequence number, on the app and on the live page's server.</summary>
+    public static Dictionary<string, string[]> InvalidAfter(string after) =>
+        new(StringComparer.Ordinal) { ["after"] = [$"The value '{after}' is not valid: after must be a whole number from 0."] };
 
     public static IResult Open(HttpContext context, HealthSampler sampler, IHostApplicationLifetime lifetime, string? after)
     {
         if (after is not null && ParseSequence(after) is null)
         {
-            return TypedResults.ValidationProblem(new Dictionary<string, string[]> { ["after"] = [InvalidAfter(after)] }, title: InvalidAfterTitle);
+            return ParameterProblem.Result(InvalidAfter(after));
         }
 
         var last = ParseSequence(context.Request.Headers["Last-Event-ID"].ToString()) ?? ParseSequence(after)

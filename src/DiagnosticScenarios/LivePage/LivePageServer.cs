@@ -188,7 +188,7 @@ public sealed partial class LivePageServer(
         var after = Microsoft.AspNetCore.WebUtilities.QueryHelpers.ParseQuery(request.Query).TryGetValue("after", out var values) ? values.ToString() : null;
         if (after is not null && HealthStream.ParseSequence(after) is null)
         {
-            Problem(exchange, 400, HealthStream.InvalidAfterTitle, HealthStream.InvalidAfter(after));
+            Json(exchange, 400, ParameterProblem.Details(HealthStream.InvalidAfter(after), request.Path), "application/problem+json");
             return;
         }
 

@@ -37,6 +37,8 @@ public sealed class BadInputSweepTests(SweptServer fixture, ITestOutputHelper ou
     [
         ("non-numeric", "abc"),
         ("decimal", "1.5"),
+        ("hexadecimal", "0x10"),
+        ("signed", "%2B5"),
         ("negative", "-1"),
         ("overflow", "99999999999999999999"),
         ("huge", new string('9', 4000)),

@@ -1,5 +1,8 @@
 using System.Net;
 using DiagnosticScenarios.Catalogue;
+using DiagnosticScenarios.Infrastructure;
+using DiagnosticScenarios.LivePage;
+using Microsoft.Extensions.DependencyInjection;
 using Xunit.Abstractions;
 
 namespace DiagnosticScenarios.Tests.Functional;
@@ -21,6 +24,8 @@ public sealed class BadInputTests(InProcessApp app, ITestOutputHelper output) : 
             data.Add($"{route}?delayMs=60001", "delayMs", "0 to 60000");
             data.Add($"{route}?delayMs=99999999999", "delayMs", "0 to 60000");
             data.Add($"{route}?delayMs=1.5", "delayMs", "0 to 60000");
+            data.Add($"{route}?delayMs=0x10", "delayMs", "0 to 60000");
+            data.Add($"{route}?delayMs=%2B5", "delayMs", "0 to 60000");
         }
 
         data.Add("/api/diagscenario/taskburst?count=0", "count", "1 to 10000");
@@ -28,6 +33,8 @@ public sealed class BadInputTests(InProcessApp app, ITestOutputHelper output) : 
         data.Add("/api/diagscenario/taskburst?count=many", "count", "1 to 10000");
         data.Add("/api/diagscenario/taskburst?mode=sometimes", "mode", "blocking, async");
         data.Add("/api/diagscenario/taskburst?mode=7", "mode", "blocking, async");
+        data.Add("/api/diagscenario/taskburst?mode=1", "mode", "blocking, async");
+        data.Add("/api/diagscenario/taskburst?mode=async,blocking", "mode", "blocking, async");
         data.Add("/api/diagscenario/taskburst?delayMs=-5", "delayMs", "0 to 60000");
         data.Add("/api/diagscenario/highcpu/0", "milliseconds", "1 to 60000");
         data.Add("/api/diagscenario/highcpu/60001", "milliseconds", "1 to 60000");
@@ -53,6 +60,42 @@ public sealed class BadInputTests(InProcessApp app, ITestOutputHelper output) : 
         Assert.True(errors.TryGetProperty(parameter, out var messages), $"No error for '{parameter}' in {problem}");
         Assert.Contains(range, messages[0].GetString(), StringComparison.Ordinal);
         Assert.Contains(range, problem.GetProperty("detail").GetString(), StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public async Task InvalidParameter_IsOneShapeOfProblem_WhereverItIsRefused()
+    {
+        using var client = _app.CreateControlClient();
+        using var livePage = new HttpClient { BaseAddress = new Uri($"http://127.0.0.1:{_app.Services.GetRequiredService<LivePageServer>().Port}/") };
+        (string Source, HttpClient Client, HttpMethod Method, string Path, string Parameter)[] sources =
+        [
+            ("model binding", client, HttpMethod.Get, "/api/diagscenario/taskwait?delayMs=abc", "delayMs"),
+            ("the input rules", client, HttpMethod.Get, "/api/diagscenario/taskwait?delayMs=", "delayMs"),
+            ("a control", client, HttpMethod.Put, "/api/threadpool/minthreads?workers=abc", "workers"),
+            ("the stream", client, HttpMethod.Get, "/api/threadpool/stream?after=x", "after"),
+            ("the live page's own server", livePage, HttpMethod.Get, "/api/threadpool/stream?after=x", "after"),
+        ];
+
+        var shapes = new List<(string Source, string Names)>();
+        foreach (var (source, sender, method, path, parameter) in sources)
+        {
+            using var request = new HttpRequestMessage(method, new Uri(path, UriKind.Relative));
+            using var response = await sender.SendAsync(request).DefaultTimeout();
+            var problem = await ProblemDetailsAssert.IsProblemAsync(response, HttpStatusCode.BadRequest);
+            output.WriteLine($"{source}: {problem}");
+
+            var errors = problem.GetProperty("errors").EnumerateObject().ToList();
+            Assert.Equal(parameter, Assert.Single(errors).Name);
+            Assert.Equal(errors[0].Value[0].GetString(), problem.GetProperty("detail").GetString());
+            Assert.Equal(path.Split('?')[0], problem.GetProperty("instance").GetString());
+            Assert.Equal(ProblemTitles.InvalidParameters, problem.GetProperty("title").GetString());
+            shapes.Add((source, string.Join(", ", problem.EnumerateObject().Select(p => p.Name).Order(StringComparer.Ordinal))));
+        }
+
+        // The app's own answers carry ASP.NET Core's type and trace id; the live page's server, which is not ASP.NET Core's, neither.
+        var appShape = shapes[0].Names;
+        Assert.All(shapes.SkipLast(1), s => Assert.True(s.Names == appShape, $"{s.Source}: {s.Names}; model binding: {appShape}"));
+        Assert.Equal(string.Join(", ", appShape.Split(", ").Except(["traceId", "type"])), shapes[^1].Names);
     }
 
     [Theory]
