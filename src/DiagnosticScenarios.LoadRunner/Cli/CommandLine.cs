@@ -135,9 +135,31 @@ public static class CommandLine
             }
 
             await output.WriteAsync(asJson ? JsonSerializer.Serialize(report, CompareJson.Options) + Environment.NewLine : RunSummary.Render(report));
+            if (NothingListened(report) is { } nobody)
+            {
+                await error.WriteLineAsync(nobody);
+                return FailureExitCode;
+            }
+
             return 0;
         });
         return command;
+    }
+
+    /// <summary>
+    /// What to say when no request got an answer and every one failed before it had a chance to (refused, unreachable):
+    /// a measurement of nothing, where a run whose requests all timed out has measured a starved server.
+    /// </summary>
+    public static string? NothingListened(LoadReport report)
+    {
+        ArgumentNullException.ThrowIfNull(report);
+        if (report.Completed > 0 || report.Timeouts > 0 || report.Unfinished > 0 || report.Errors.Count == 0)
+        {
+            return null;
+        }
+
+        var errors = string.Join(", ", report.Errors.Select(e => $"{e.Key} × {e.Value}"));
+        return $"Nothing answered at {report.Url}: every request failed before an answer ({errors}). Is the app listening there? Start it, or give --url the address it listens on.";
     }
 
     private static Command CompareCommand(TextWriter output, TextWriter error, string commandLine)

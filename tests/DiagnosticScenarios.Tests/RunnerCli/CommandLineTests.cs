@@ -1,4 +1,6 @@
+using DiagnosticScenarios.Common;
 using DiagnosticScenarios.LoadRunner.Cli;
+using DiagnosticScenarios.LoadRunner.Load;
 using DiagnosticScenarios.Tests.Load;
 
 namespace DiagnosticScenarios.Tests.RunnerCli;
@@ -49,6 +51,32 @@ public sealed class CommandLineTests
         Assert.Matches("Unknown family '[a-z]+'; known: mock, sql, blocking\\.|has no scenario '[a-z]+'; known: ", error);
         AssertUsageWithoutStackTrace(error);
         Assert.Empty(output);
+    }
+
+    [Fact]
+    public async Task Run_PrintsItsReport_ThenSaysNothingAnswered_AndExitsWithCode1_WhenNothingListensAtTheUrl()
+    {
+        var url = $"http://127.0.0.1:{FreeLoopbackPort.Pick()}/api/diagscenario/ping";
+
+        var (exitCode, output, error) = await RunAsync(["run", "--url", url, "-c", "2", "-n", "20"]);
+
+        Assert.True(exitCode == 1, $"exit {exitCode}\n{output}\n{error}");
+        Assert.Contains("sent 20, answered 0", output, StringComparison.Ordinal);
+        Assert.StartsWith($"Nothing answered at {url}: every request failed before an answer (ConnectionError × 20).", error, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public void NothingListened_SaysNothing_WhenEveryRequestTimedOut_ForThatIsAStarvedServerMeasured()
+    {
+        var starved = new LoadReport
+        {
+            Url = new Uri("http://127.0.0.1:5000/api/diagscenario/tasksleepwait"), Connections = 125, Elapsed = TimeSpan.FromSeconds(10),
+            Sent = 125, Completed = 0, RequestsPerSecond = 0, Latency = LatencySummary.Empty, LatencyAtLeast = LatencySummary.Empty,
+            StatusCodes = new Dictionary<int, long>(), Errors = new Dictionary<string, long> { ["ConnectionError"] = 1 }, Timeouts = 124, Unfinished = 0, Timeline = [],
+        };
+
+        Assert.Null(CommandLine.NothingListened(starved));
+        Assert.NotNull(CommandLine.NothingListened(starved with { Timeouts = 0 }));
     }
 
     [Fact]
