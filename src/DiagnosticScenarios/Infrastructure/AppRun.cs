@@ -24,8 +24,29 @@ public static class AppRun
             // The host has stopped and disposed its logging by now: straight to stderr.
             Console.Error.WriteLine(
                 $"{failed.Message} Another process listens there: stop it, or give the app another address with --urls, " +
-                "e.g. dotnet run --project src/DiagnosticScenarios --urls http://localhost:5010 (on macOS, the AirPlay Receiver listens on port 5000).");
+                $"e.g. {StartedElsewhere(AppContext.BaseDirectory, Environment.ProcessPath)} (on macOS, the AirPlay Receiver listens on port 5000).");
             return AddressInUseExitCode;
         }
     }
+
+    /// <summary>
+    /// The command that starts this app on port 5010, the way it was started: <c>dotnet run</c> from a build's
+    /// <c>bin/CONFIGURATION/FRAMEWORK</c> folder, the published dll through <c>dotnet</c>, or the published executable.
+    /// </summary>
+    public static string StartedElsewhere(string appDirectory, string? processPath)
+    {
+        const string Elsewhere = "--urls http://localhost:5010";
+        var folder = new DirectoryInfo(Path.TrimEndingDirectorySeparator(appDirectory));
+        if (folder.Parent is { Parent.Name: "bin" } configuration)
+        {
+            var release = string.Equals(configuration.Name, "Release", StringComparison.OrdinalIgnoreCase) ? "-c Release " : "";
+            return $"dotnet run {release}--project src/DiagnosticScenarios {Elsewhere}";
+        }
+
+        var throughDotnet = processPath is null || Path.GetFileNameWithoutExtension(processPath) == "dotnet";
+        var app = Path.Combine(folder.FullName, "DiagnosticScenarios" + (throughDotnet ? ".dll" : Path.GetExtension(processPath)));
+        return $"{(throughDotnet ? "dotnet " : "")}{Quoted(app)} {Elsewhere}";
+    }
+
+    private static string Quoted(string path) => path.Contains(' ', StringComparison.Ordinal) ? $"\"{path}\"" : path;
 }

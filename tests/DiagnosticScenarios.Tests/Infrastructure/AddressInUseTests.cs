@@ -33,5 +33,14 @@ public sealed class AddressInUseTests
         Assert.True(result.ExitCode == AppRun.AddressInUseExitCode, result.ToString());
         Assert.Contains($"Failed to bind to address {taken}: address already in use. Another process listens there: stop it, or give the app another address with --urls", result.Error, StringComparison.Ordinal);
         Assert.DoesNotContain("Unhandled exception", result.Error, StringComparison.Ordinal);
+        Assert.Contains($"e.g. {AppRun.StartedElsewhere(Path.GetDirectoryName(LoadExperiment.AppPath)!, "/usr/bin/dotnet")} (on macOS", result.Error, StringComparison.Ordinal);
     }
+
+    [Theory]
+    [InlineData("/home/me/DiagnosticScenarios/src/DiagnosticScenarios/bin/Debug/net10.0/", "/home/me/DiagnosticScenarios/src/DiagnosticScenarios/bin/Debug/net10.0/DiagnosticScenarios", "dotnet run --project src/DiagnosticScenarios --urls http://localhost:5010")]
+    [InlineData("/home/me/DiagnosticScenarios/src/DiagnosticScenarios/bin/Release/net10.0/", "/usr/share/dotnet/dotnet", "dotnet run -c Release --project src/DiagnosticScenarios --urls http://localhost:5010")]
+    [InlineData("/home/me/DiagnosticScenarios/publish/", "/usr/share/dotnet/dotnet", "dotnet /home/me/DiagnosticScenarios/publish/DiagnosticScenarios.dll --urls http://localhost:5010")]
+    [InlineData("/opt/demo app/", "/opt/demo app/DiagnosticScenarios", "\"/opt/demo app/DiagnosticScenarios\" --urls http://localhost:5010")]
+    public void HowToStartItElsewhere_IsTheWayItWasStarted(string appDirectory, string processPath, string expected) =>
+        Assert.Equal(expected, AppRun.StartedElsewhere(appDirectory, processPath));
 }
