@@ -7,21 +7,25 @@ namespace DiagnosticScenarios.Diagnosis;
 /// <summary>Finds the .NET process to diagnose, and says plainly why one cannot be.</summary>
 public static class TargetProcess
 {
-    /// <summary>The id of the one process with this name (as <c>dotnet-trace -n</c> matches it).</summary>
+    /// <summary>
+    /// The id of the one process with this name (as <c>dotnet-trace -n</c> matches it), or of the one .NET app started as
+    /// <c>dotnet NAME.dll</c>, whose process is named <c>dotnet</c> (Linux, from its command line): the published folder's
+    /// <c>dotnet publish/DiagnosticScenarios.dll</c>, which <c>dotnet-trace -n</c> does not find.
+    /// </summary>
     public static int FindByName(string name)
     {
         ArgumentException.ThrowIfNullOrWhiteSpace(name);
         var matches = Process.GetProcessesByName(name);
         try
         {
-            var ids = matches.Select(p => p.Id).Order().ToList();
+            var ids = matches.Select(p => p.Id).Union(StartedThroughDotnet(name)).Order().ToList();
             return ids.Count switch
             {
                 0 => throw new DiagnosisException(DiagnosisFailure.ProcessNotFound,
-                    $"No process is named '{name}': start the app, or pass its id with -p."),
+                    $"No process is named '{name}' or runs {name}.dll: start the app, or pass its id with -p."),
                 1 => ids[0],
                 _ => throw new DiagnosisException(DiagnosisFailure.AmbiguousName,
-                    $"{ids.Count} processes are named '{name}' ({string.Join(", ", ids)}): pass the one you mean with -p."),
+                    $"{ids.Count} processes are named '{name}' or run {name}.dll ({string.Join(", ", ids)}): pass the one you mean with -p."),
             };
         }
         finally
@@ -31,6 +35,38 @@ public static class TargetProcess
                 process.Dispose();
             }
         }
+    }
+
+    // The .NET processes (a diagnostic port published) whose command line is the dotnet host running NAME.dll.
+    internal static List<int> StartedThroughDotnet(string name) =>
+        OperatingSystem.IsLinux() ? DiagnosticsClient.GetPublishedProcesses().Where(id => EntryAssemblyName(id) == name).ToList() : [];
+
+    /// <summary>The file name, without <c>.dll</c>, of the assembly the dotnet host runs in this process; null for any other process.</summary>
+    internal static string? EntryAssemblyName(int processId)
+    {
+        string[] arguments;
+        try
+        {
+            arguments = File.ReadAllText($"/proc/{processId}/cmdline").Split('\0', StringSplitOptions.RemoveEmptyEntries);
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+        {
+            return null;
+        }
+
+        return EntryAssemblyName(arguments);
+    }
+
+    /// <summary>From a command line: <c>dotnet [exec] [host options] APP.dll [arguments]</c> → APP.</summary>
+    internal static string? EntryAssemblyName(IReadOnlyList<string> arguments)
+    {
+        if (arguments.Count < 2 || Path.GetFileNameWithoutExtension(arguments[0]) != "dotnet")
+        {
+            return null;
+        }
+
+        var entry = arguments.Skip(1).FirstOrDefault(a => a.EndsWith(".dll", StringComparison.OrdinalIgnoreCase));
+        return entry is null ? null : Path.GetFileNameWithoutExtension(entry);
     }
 
     /// <summary>Throws a <see cref="DiagnosisException"/> unless <paramref name="processId"/> runs and publishes a .NET diagnostic port.</summary>

@@ -94,7 +94,7 @@ public sealed class DiagnoseCliTests
         var run = await DiagnoseCli.RunAsync("waits", "-n", "NoSuchDiagnosticScenariosProcess", "--duration", "1s");
 
         Assert.Equal(1, run.ExitCode);
-        Assert.Contains("No process is named 'NoSuchDiagnosticScenariosProcess'", DiagnoseCli.OneLine(run.Error), StringComparison.Ordinal);
+        Assert.Contains("No process is named 'NoSuchDiagnosticScenariosProcess' or runs NoSuchDiagnosticScenariosProcess.dll", DiagnoseCli.OneLine(run.Error), StringComparison.Ordinal);
     }
 
     [Fact]
