@@ -94,6 +94,11 @@ curl -s -o "$work/load-status" --max-time 10 http://localhost:5002/api/threadpoo
 check "published: the runner is the one in publish/loadrunner" contains "$work/load-status" '/publish/loadrunner/DiagnosticScenarios.LoadRunner.dll"'
 check "published: the run's result reaches the page" result
 check "the app stops within 10 s of SIGTERM" stop
+check "published, workshop step 0: the executable publish/DiagnosticScenarios starts" start "$work/published-exe.log" publish/DiagnosticScenarios
+# The name every tool's -n matches is the executable's (/proc/PID/comm holds only its first 15 characters).
+named_app() { [ "$(basename "$(readlink "/proc/$app/exe")")" = DiagnosticScenarios ] || { echo "     process $app runs $(readlink "/proc/$app/exe")"; return 1; }; }
+check "published, workshop step 0: its process is the executable DiagnosticScenarios, the name every tool's -n matches" named_app
+check "the app stops within 10 s of SIGTERM" stop
 
 echo "== README, https"
 check "https: dotnet dev-certs https" dotnet dev-certs https
