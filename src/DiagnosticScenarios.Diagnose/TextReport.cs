@@ -47,7 +47,7 @@ internal static class TextReport
 
     public static void WriteWaits(TextWriter output, WaitAnalysis analysis, IReadOnlyList<WaitSite> sites, string? file)
     {
-        var source = file ?? $"process {analysis.ProcessId}";
+        var source = file ?? $"Process {analysis.ProcessId}";
         output.WriteLine(string.Create(CultureInfo.InvariantCulture,
             $"{source}: {analysis.Waits} waits in {analysis.DurationMs / 1000:0.0} s, {analysis.PoolWaits} on pool threads, at {analysis.Sites.Count} call sites."));
         WriteAppModules(output, analysis.Modules);
