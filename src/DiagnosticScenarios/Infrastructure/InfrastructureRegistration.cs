@@ -18,7 +18,13 @@ public static class InfrastructureRegistration
     /// </summary>
     public static IApplicationBuilder UseInfrastructure(this IApplicationBuilder app)
     {
-        app.UseExceptionHandler();
+        app.UseExceptionHandler(new ExceptionHandlerOptions
+        {
+            // A request Kestrel refuses while the app reads it (a body over the 30 MB limit: 413; an upload too slow: 408)
+            // is the client's error, answered with its own status rather than a 500, and not logged as the app's failure.
+            StatusCodeSelector = exception => exception is BadHttpRequestException refused ? refused.StatusCode : StatusCodes.Status500InternalServerError,
+            SuppressDiagnosticsCallback = context => context.Exception is BadHttpRequestException,
+        });
         app.UseStatusCodePages();
         app.UseAllowedHosts();
         app.UseInputRules();

@@ -1,6 +1,7 @@
 using System.ComponentModel.DataAnnotations;
 using Microsoft.AspNetCore.Mvc;
 using Microsoft.AspNetCore.Mvc.Controllers;
+using Microsoft.AspNetCore.Mvc.ModelBinding;
 
 namespace DiagnosticScenarios.Infrastructure;
 
@@ -14,7 +15,7 @@ public static class ProblemDetailsSetup
         services.AddProblemDetails(options => options.CustomizeProblemDetails = context =>
         {
             var request = context.HttpContext.Request;
-            context.ProblemDetails.Detail ??= context.ProblemDetails.Status switch
+            context.ProblemDetails.Detail ??= context.Exception is BadHttpRequestException refused ? refused.Message : context.ProblemDetails.Status switch
             {
                 StatusCodes.Status404NotFound => $"No endpoint answers {request.Path}. Every route is listed at /swagger.",
                 StatusCodes.Status405MethodNotAllowed => $"{request.Path} does not answer {request.Method}; it answers {context.HttpContext.Response.Headers.Allow}.",
@@ -29,6 +30,12 @@ public static class ProblemDetailsSetup
             .AddMvcOptions(options =>
             {
                 options.ModelBinderProviders.UseStrictBinding();
+                // No action binds a form. Left in, model binding reads a form-encoded body (curl -d sends one) before the
+                // action runs: bodyread-async would find it already read, and a body over Kestrel's limit would be a 400
+                // naming no parameter instead of its 413.
+                options.ValueProviderFactories.RemoveType<FormValueProviderFactory>();
+                options.ValueProviderFactories.RemoveType<FormFileValueProviderFactory>();
+                options.ValueProviderFactories.RemoveType<JQueryFormValueProviderFactory>();
                 var messages = options.ModelBindingMessageProvider;
                 messages.SetValueIsInvalidAccessor(value => $"The value '{value}' is not a valid number.");
                 messages.SetAttemptedValueIsInvalidAccessor((value, name) => $"The value '{value}' is not valid for {name}.");
