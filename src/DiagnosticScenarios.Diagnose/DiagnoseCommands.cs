@@ -86,6 +86,23 @@ public static class DiagnoseCommands
                 r.AddError("--top must be 1 or more.");
             }
         });
+        // Checked before the capture, so that no one waits for a session whose report has nowhere to go.
+        outputFile.Validators.Add(r =>
+        {
+            if (r.GetValueOrDefault<FileInfo?>() is not { } target)
+            {
+                return;
+            }
+
+            if (Directory.Exists(target.FullName))
+            {
+                r.AddError($"--output names a folder, {target.FullName}: give a file's path.");
+            }
+            else if (target.Directory is { Exists: false } folder)
+            {
+                r.AddError($"--output's folder {folder.FullName} does not exist: create it, or give a path in a folder that does.");
+            }
+        });
 
         var stacks = new Command("stacks", "Groups every managed thread of a process by identical stack, and names the call each group is parked in, the app's line that made it, and its fix.")
         {
@@ -188,7 +205,7 @@ public static class DiagnoseCommands
     {
         var chosen = parse.GetValue(json) ? ReportFormat.Json : parse.GetValue(format);
         var path = parse.GetValue(outputFile);
-        using var stream = path is null ? null : File.Create(path.FullName);
+        using var stream = path is null ? null : CreateReport(path);
         using var fileWriter = stream is null ? null : new StreamWriter(stream);
         var writer = fileWriter ?? console;
         switch (chosen)
@@ -215,6 +232,18 @@ public static class DiagnoseCommands
         if (path is not null)
         {
             console.WriteLine($"Wrote {path.FullName}");
+        }
+    }
+
+    private static FileStream CreateReport(FileInfo path)
+    {
+        try
+        {
+            return File.Create(path.FullName);
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+        {
+            throw new DiagnosisException(DiagnosisFailure.ReportNotWritten, $"The report could not be written to {path.FullName}: {e.Message}", e);
         }
     }
 

@@ -23,6 +23,9 @@ public enum DiagnosisFailure
 
     /// <summary>The process exited while a session was reading it.</summary>
     ProcessExited,
+
+    /// <summary>The report's file (<c>--output</c>) could not be created: a folder this user cannot write, a full disk.</summary>
+    ReportNotWritten,
 }
 
 /// <summary>A diagnosis that could not be made; the message is one line saying which and what to do.</summary>

@@ -143,6 +143,29 @@ public sealed class DiagnoseCliTests
         Assert.Contains("Usage:", run.Error, StringComparison.Ordinal);
     }
 
+    [Theory]
+    [InlineData("a folder that does not exist", "--output's folder")]
+    [InlineData("a folder", "--output names a folder")]
+    public async Task Output_ThatCannotBeWritten_IsRefusedBeforeAnyCapture_WithExitCode2(string what, string refusal)
+    {
+        var folder = Directory.CreateTempSubdirectory("dotnet-blocking-output-");
+        try
+        {
+            var output = what == "a folder" ? folder.FullName : Path.Combine(folder.FullName, "missing", "stacks.json");
+
+            // Process 1 is no .NET app: had the command gone as far as a capture, it would have said so instead, exit code 1.
+            var run = await DiagnoseCli.RunAsync("stacks", "-p", "1", "-o", output);
+
+            Assert.True(run.ExitCode == 2, run.ToString());
+            Assert.Contains(refusal, run.Error, StringComparison.Ordinal);
+            Assert.DoesNotContain("diagnostic port", run.Error, StringComparison.Ordinal);
+        }
+        finally
+        {
+            folder.Delete(recursive: true);
+        }
+    }
+
     // A process that has just exited: its id is not running (ids are not reused at once).
     private static async Task<int> ExitedProcessIdAsync()
     {
