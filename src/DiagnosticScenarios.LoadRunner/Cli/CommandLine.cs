@@ -73,7 +73,7 @@ public static class CommandLine
             new HelpOption { Recursive = true },
             RunCommand(output, error),
             CompareCommand(output, error, string.Join(' ', args.Select(a => a.Contains(' ', StringComparison.Ordinal) ? $"\"{a}\"" : a))),
-            RenderCommand(output),
+            RenderCommand(output, error),
         };
         root.SetAction(parse => UsageError(error, parse, ["No command."]));
         return root;
@@ -229,23 +229,63 @@ public static class CommandLine
                 SnapshotAfter = parse.GetValue(snapshotAfter),
                 Environment = (parse.GetValue(environment) ?? []).Select(p => p.Split('=', 2)).ToDictionary(p => p[0], p => p[1], StringComparer.Ordinal),
             };
-            var directory = parse.GetValue(outDirectory) ?? Path.Combine("results", DateTime.UtcNow.ToString("yyyyMMdd-HHmmss", CultureInfo.InvariantCulture));
+            var wanted = parse.GetValue(outDirectory) ?? Path.Combine("results", DateTime.UtcNow.ToString("yyyyMMdd-HHmmss", CultureInfo.InvariantCulture));
+            var existed = Directory.Exists(wanted);
+            var directory = OutputFolder(wanted);
 
             await error.WriteLineAsync($"app: {appPath}");
-            var result = await CompareRunner.RunAsync(options, $"{Name} {commandLine}", error, cancellationToken);
+            ComparisonResult result;
+            try
+            {
+                result = await CompareRunner.RunAsync(options, $"{Name} {commandLine}", error, cancellationToken);
+            }
+            catch when (!existed && !Directory.EnumerateFileSystemEntries(directory).Any())
+            {
+                // A comparison that measured nothing leaves no empty folder behind.
+                Directory.Delete(directory);
+                throw;
+            }
+
             await output.WriteLineAsync();
             await output.WriteAsync(CompareTable.Render(result));
+            return await WriteFilesAsync(result, directory, output, error, cancellationToken);
+        });
+        return command;
+    }
+
+    /// <summary>The folder for the files, created before any measurement, so that minutes of it never end with nowhere to write.</summary>
+    private static string OutputFolder(string directory)
+    {
+        try
+        {
+            return Directory.CreateDirectory(directory).FullName;
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+        {
+            throw new UsageException($"--out {directory} cannot be a folder for the files: {e.Message}");
+        }
+    }
+
+    // The table is on stdout already when this runs: a failure here loses the files, not the measurement.
+    private static async Task<int> WriteFilesAsync(ComparisonResult result, string directory, TextWriter output, TextWriter error, CancellationToken cancellationToken)
+    {
+        try
+        {
             foreach (var file in await CompareReportWriter.WriteAsync(result, directory, cancellationToken))
             {
                 await output.WriteLineAsync($"wrote {file}");
             }
 
             return 0;
-        });
-        return command;
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+        {
+            await error.WriteLineAsync($"The files could not be written to {directory} ({e.Message}); the table above is the result.");
+            return FailureExitCode;
+        }
     }
 
-    private static Command RenderCommand(TextWriter output)
+    private static Command RenderCommand(TextWriter output, TextWriter error)
     {
         var from = new Option<FileInfo>("--from") { Description = "A compare.json.", Required = true };
         from.AcceptExistingOnly();
@@ -275,12 +315,7 @@ public static class CommandLine
             }
 
             await output.WriteAsync(CompareTable.Render(result));
-            foreach (var file in await CompareReportWriter.WriteAsync(result, directory, cancellationToken))
-            {
-                await output.WriteLineAsync($"wrote {file}");
-            }
-
-            return 0;
+            return await WriteFilesAsync(result, OutputFolder(directory), output, error, cancellationToken);
         });
         return command;
     }

@@ -43,7 +43,7 @@ public sealed class CommandLineTests
     [InlineData("--family", "sql", "--scenarios", "taskwait")]
     public async Task Compare_AnswersUsageAndExitCode2_ForAFamilyOrScenarioTheAppDoesNotServe(params string[] selection)
     {
-        string[] args = ["compare", .. selection, "--app", LoadExperiment.AppPath, "-d", "1s", "--out", Path.Combine(Path.GetTempPath(), "never-written")];
+        string[] args = ["compare", .. selection, "--app", LoadExperiment.AppPath, "-d", "1s", "--out", Path.Combine(Path.GetTempPath(), $"compare-never-written-{Guid.NewGuid():N}")];
 
         var (exitCode, output, error) = await RunAsync(args);
 

@@ -18,8 +18,9 @@ public sealed class CompareFailureTests
     [InlineData("Database__Provider=Embedded", "Database__WarmUpConnections=100000", "The server exited with code", "'WarmUpConnections' with the error")]
     public async Task Compare_SaysWhyAndExitsWithCode1_WhenAScenarioCannotBeMeasured(string setting, string otherSetting, string why, string naming)
     {
+        var outFolder = Path.Combine(Path.GetTempPath(), $"compare-never-written-{Guid.NewGuid():N}");
         string[] args = ["compare", "--family", "sql", "--scenarios", "async", "--app", LoadExperiment.AppPath, "-d", "1s",
-            "--env", setting, "--env", otherSetting, "--out", Path.Combine(Path.GetTempPath(), "never-written")];
+            "--env", setting, "--env", otherSetting, "--out", outFolder];
 
         var (exitCode, output, error) = await CommandLineTests.RunAsync(args);
 
@@ -30,6 +31,27 @@ public sealed class CompareFailureTests
         Assert.DoesNotContain("at DiagnosticScenarios.LoadRunner.", error, StringComparison.Ordinal);
         Assert.DoesNotContain("Usage:", error, StringComparison.Ordinal);
         Assert.DoesNotContain("loading server pid", output, StringComparison.Ordinal);
+        // The folder, made before the measurement so that a long one cannot end with nowhere to write, is not left empty.
+        Assert.False(Directory.Exists(outFolder), $"{outFolder} was left behind");
+    }
+
+    [Fact]
+    public async Task Compare_WhoseOutIsAFile_IsRefusedBeforeAnyServerStarts_WithExitCode2()
+    {
+        var file = Path.GetTempFileName();
+        try
+        {
+            var (exitCode, output, error) = await CommandLineTests.RunAsync(["compare", "--family", "mock", "--app", LoadExperiment.AppPath, "--out", file]);
+
+            Assert.True(exitCode == 2, $"exit {exitCode}\n{error}");
+            Assert.StartsWith($"--out {file} cannot be a folder for the files", error, StringComparison.Ordinal);
+            Assert.DoesNotContain("app: ", error, StringComparison.Ordinal);
+            Assert.Empty(output);
+        }
+        finally
+        {
+            File.Delete(file);
+        }
     }
 
     // A server started without its diagnostic port: --diagnose can open no session on it, and says why in a line of its own.
@@ -37,7 +59,7 @@ public sealed class CompareFailureTests
     public async Task CompareDiagnose_SaysTheServerHasNoDiagnosticPort_AndExitsWithCode1()
     {
         string[] args = ["compare", "--family", "mock", "--scenarios", "taskasyncwait", "--app", LoadExperiment.AppPath, "-c", "2", "-d", "1s",
-            "--diagnose", "--env", "DOTNET_EnableDiagnostics=0", "--out", Path.Combine(Path.GetTempPath(), "never-written")];
+            "--diagnose", "--env", "DOTNET_EnableDiagnostics=0", "--out", Path.Combine(Path.GetTempPath(), $"compare-never-written-{Guid.NewGuid():N}")];
 
         var (exitCode, _, error) = await CommandLineTests.RunAsync(args);
 
