@@ -31,6 +31,22 @@ case "$scenario" in
   *) url="$base/api/diagscenario/$scenario" ;;
 esac
 
+# Before any load: does the app answer at all, and, for a scenario given by name, is it one of the app's? One GET of the
+# app's catalogue, which touches no scenario, so the pool the load meets is still cold. (Without curl, the tool finds out.)
+if command -v curl >/dev/null 2>&1; then
+  answer=$(curl -s --max-time 5 -w '\n%{http_code}' "$base/api/scenarios" || true)
+  code="${answer##*$'\n'}"
+  if [ "$code" = 000 ]; then
+    echo "Nothing answers at $base: start the app (dotnet run -c Release --project src/DiagnosticScenarios), or set BASE_URL to where it listens." >&2
+    exit 1
+  fi
+  if [ "$code" = 200 ] && [ "${scenario:0:1}" != / ] && ! grep -q "\"route\":\"/api/diagscenario/${scenario%%\?*}\"" <<<"$answer"; then
+    known=$(grep -o '"route":"/api/diagscenario/[^"/{]*"' <<<"$answer" | cut -d'"' -f4 | sed 's|/api/diagscenario/||' | tr '\n' ' ')
+    echo "The app at $base has no scenario '$scenario' in /api/diagscenario/; it has: ${known% }. Give another family's by its path, e.g. /api/sqlscenario/async." >&2
+    exit 2
+  fi
+fi
+
 # siege wants seconds; the others take 10s / 2m as they are.
 seconds="${duration%[smh]}"
 case "$duration" in *m) seconds=$((seconds * 60)) ;; *h) seconds=$((seconds * 3600)) ;; esac
