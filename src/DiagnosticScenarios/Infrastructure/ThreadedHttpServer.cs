@@ -161,7 +161,9 @@ public sealed class ThreadedHttpServer : IDisposable
         }
         catch (BadRequestException e)
         {
-            TryWrite(connection, HttpExchange.Head(400, "text/plain; charset=utf-8", Encoding.UTF8.GetByteCount(e.Message), keepAlive: false), Encoding.UTF8.GetBytes(e.Message));
+            var problem = HttpExchange.Problem(400, e.Message);
+            TryWrite(connection, HttpExchange.Head(400, HttpExchange.ProblemContentType, problem.Length, keepAlive: false), problem);
+            CloseAfterAnswer(connection, TimeSpan.FromSeconds(1));
         }
         catch (Exception e) when (e is IOException or SocketException or ObjectDisposedException)
         {
@@ -180,9 +182,38 @@ public sealed class ThreadedHttpServer : IDisposable
 
     private static void RefuseBusy(Socket connection)
     {
-        const string message = "Too many connections to this server at once; retry.";
-        TryWrite(connection, HttpExchange.Head(503, "text/plain; charset=utf-8", message.Length, keepAlive: false, ("Retry-After", "1")), Encoding.ASCII.GetBytes(message));
-        connection.Dispose();
+        var problem = HttpExchange.Problem(503, "Too many connections to this server at once; retry.");
+        TryWrite(connection, HttpExchange.Head(503, HttpExchange.ProblemContentType, problem.Length, keepAlive: false, ("Retry-After", "1")), problem);
+        // On the accepting thread: briefly, since it accepts nothing meanwhile.
+        CloseAfterAnswer(connection, TimeSpan.FromMilliseconds(100));
+    }
+
+    /// <summary>
+    /// Closes a connection whose request was not read: a socket closed with unread bytes resets the connection, and the
+    /// client may then lose the answer written just before. Ends the sending side, discards what the client still sends
+    /// for up to <paramref name="patience"/>, then closes.
+    /// </summary>
+    private static void CloseAfterAnswer(Socket connection, TimeSpan patience)
+    {
+        try
+        {
+            connection.Shutdown(SocketShutdown.Send);
+            var buffer = new byte[4096];
+            var waited = System.Diagnostics.Stopwatch.StartNew();
+            while (waited.Elapsed < patience
+                && connection.Poll((int)Math.Max(1, (patience - waited.Elapsed).TotalMicroseconds), SelectMode.SelectRead)
+                && connection.Receive(buffer) > 0)
+            {
+            }
+        }
+        catch (Exception e) when (e is SocketException or ObjectDisposedException)
+        {
+            // Gone already.
+        }
+        finally
+        {
+            connection.Dispose();
+        }
     }
 
     private static void TryWrite(Socket connection, byte[] head, byte[] body)
@@ -383,8 +414,26 @@ public sealed class HttpExchange
     {
         if (!_answered)
         {
-            Respond(500, "text/plain; charset=utf-8", "The handler gave no answer.");
+            Respond(500, ProblemContentType, Problem(500, "The handler gave no answer."));
         }
+    }
+
+    internal const string ProblemContentType = "application/problem+json";
+
+    /// <summary>An RFC 9457 ProblemDetails for an answer the server gives itself (a request it cannot read, too many connections).</summary>
+    internal static byte[] Problem(int status, string detail)
+    {
+        using var buffer = new MemoryStream();
+        using (var json = new System.Text.Json.Utf8JsonWriter(buffer))
+        {
+            json.WriteStartObject();
+            json.WriteString("title", ReasonPhrase(status));
+            json.WriteNumber("status", status);
+            json.WriteString("detail", detail);
+            json.WriteEndObject();
+        }
+
+        return buffer.ToArray();
     }
 
     internal static byte[] Head(int status, string contentType, long? contentLength, bool keepAlive, params (string Name, string Value)[] headers)

@@ -1,0 +1,75 @@
+using System.Net;
+using System.Net.Sockets;
+using System.Text;
+using System.Text.Json;
+using DiagnosticScenarios.Infrastructure;
+
+namespace DiagnosticScenarios.Tests.Infrastructure;
+
+/// <summary>
+/// The answers the server of the app's own threads (the live page's, the slow upstream's) gives by itself are
+/// ProblemDetails like every other error of the app: they had been plain text.
+/// </summary>
+public sealed class ThreadedHttpServerTests
+{
+    [Fact]
+    public async Task ARequestItCannotRead_IsA400ProblemSayingWhy()
+    {
+        using var server = Started(maxConnections: 4);
+
+        var answer = await ExchangeAsync(server.Port, "NOT HTTP AT ALL\r\n\r\n");
+
+        AssertProblem(answer, 400, "Bad Request", "Not an HTTP/1.x request line.");
+    }
+
+    [Fact]
+    public async Task AConnectionBeyondItsLimit_IsA503ProblemWithRetryAfter()
+    {
+        using var server = Started(maxConnections: 1);
+        using var held = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
+        await held.ConnectAsync(IPAddress.Loopback, server.Port).DefaultTimeout();
+
+        // The held connection is admitted by the accepting thread a moment after it connects: until then a second one may be too.
+        var (met, answer) = await Poll.UntilAsync(() => ExchangeAsync(server.Port, "GET / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"),
+            a => a.StartsWith("HTTP/1.1 503", StringComparison.Ordinal), TimeSpan.FromSeconds(5));
+
+        Assert.True(met, answer);
+        Assert.Contains("Retry-After: 1\r\n", answer, StringComparison.Ordinal);
+        AssertProblem(answer, 503, "Service Unavailable", "Too many connections to this server at once; retry.");
+    }
+
+    private static ThreadedHttpServer Started(int maxConnections)
+    {
+        var server = new ThreadedHttpServer("test", maxConnections, exchange => exchange.Respond(200, "text/plain", "ok"));
+        server.Start(0);
+        return server;
+    }
+
+    private static void AssertProblem(string answer, int status, string title, string detail)
+    {
+        var (head, body) = (answer[..answer.IndexOf("\r\n\r\n", StringComparison.Ordinal)], answer[(answer.IndexOf("\r\n\r\n", StringComparison.Ordinal) + 4)..]);
+        Assert.StartsWith($"HTTP/1.1 {status} ", head, StringComparison.Ordinal);
+        Assert.Contains("Content-Type: application/problem+json\r\n", head + "\r\n", StringComparison.Ordinal);
+        using var problem = JsonDocument.Parse(body);
+        Assert.Equal(status, problem.RootElement.GetProperty("status").GetInt32());
+        Assert.Equal(title, problem.RootElement.GetProperty("title").GetString());
+        Assert.Equal(detail, problem.RootElement.GetProperty("detail").GetString());
+    }
+
+    // Sends the bytes on a new connection and reads until the server closes it.
+    private static async Task<string> ExchangeAsync(int port, string request)
+    {
+        using var socket = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
+        await socket.ConnectAsync(IPAddress.Loopback, port).DefaultTimeout();
+        await socket.SendAsync(Encoding.ASCII.GetBytes(request)).DefaultTimeout();
+        var answer = new StringBuilder();
+        var buffer = new byte[4096];
+        int read;
+        while ((read = await socket.ReceiveAsync(buffer).DefaultTimeout()) > 0)
+        {
+            answer.Append(Encoding.UTF8.GetString(buffer, 0, read));
+        }
+
+        return answer.ToString();
+    }
+}
