@@ -3,51 +3,75 @@ using System.Security.Cryptography;
 using System.Security.Cryptography.X509Certificates;
 using System.Text.Json;
 using DiagnosticScenarios.Common;
+using DiagnosticScenarios.Tests.Load;
 
 namespace DiagnosticScenarios.Tests.Functional;
 
 /// <summary>
-/// `dotnet run --launch-profile https` serves https://localhost:5001 beside http://localhost:5000: the profile names its
-/// addresses on the command line, which outranks the <c>Urls</c> of appsettings.json (its applicationUrl alone does not).
+/// `dotnet run --launch-profile https` serves https://localhost:5001 beside http://localhost:5000: dotnet run hands the
+/// profile's applicationUrl to the app as ASPNETCORE_URLS. The app had named its address in appsettings.json too, which
+/// outranks that variable, so the profile (and ASPNETCORE_URLS set by hand, or a container's) served http://localhost:5000 only.
 /// </summary>
 public sealed class HttpsProfileTests : IDisposable
 {
+    private static readonly TimeSpan Start = TimeSpan.FromSeconds(60);
     private readonly DirectoryInfo _folder = Directory.CreateTempSubdirectory("diagnosticscenarios-https-");
 
     [Fact]
-    public async Task HttpsProfile_ServesHttpsBesideHttp_ThoughAppsettingsNamesOnlyHttp()
+    public async Task HttpsProfile_ServesHttpsBesideHttp_FromTheApplicationUrlDotnetRunPassesAsAspNetCoreUrls()
     {
         var profileUrls = HttpsProfileUrls();
         // The dev certificate stands in as a self-signed one of the test's own, so the test touches no certificate store.
         var certificate = Path.Combine(_folder.FullName, "localhost.pfx");
         await File.WriteAllBytesAsync(certificate, SelfSignedLocalhost()).DefaultTimeout();
-        // The profile's addresses on ports of the test's own: its http one is the harness's base address.
-        var https = profileUrls.Where(u => u.Scheme == Uri.UriSchemeHttps).Select(_ => "https://127.0.0.1:0").ToList();
+        // The profile's addresses, each on a port of the test's own.
+        var urls = profileUrls.Select(u => new UriBuilder(u) { Host = "127.0.0.1", Port = FreeLoopbackPort.Pick() }.Uri).ToList();
 
-        await using var server = await OutOfProcessApp.StartAsync(o => o with
+        await using var app = ChildProcess.Start(new ChildProcessStart("dotnet", [LoadExperiment.AppPath])
         {
-            MoreUrls = https,
-            ExtraEnvironment = new Dictionary<string, string> { ["Kestrel__Certificates__Default__Path"] = certificate, ["Kestrel__Certificates__Default__Password"] = "" },
+            TimeLimit = Start + TimeSpan.FromSeconds(30),
+            Environment = new Dictionary<string, string?>
+            {
+                ["ASPNETCORE_URLS"] = string.Join(';', urls.Select(u => u.GetLeftPart(UriPartial.Authority))),
+                ["LivePage__Port"] = "0",
+                ["Kestrel__Certificates__Default__Path"] = certificate,
+                ["Kestrel__Certificates__Default__Password"] = "",
+            },
         });
         using var handler = new HttpClientHandler { ServerCertificateCustomValidationCallback = HttpClientHandler.DangerousAcceptAnyServerCertificateValidator };
-        using var client = new HttpClient(handler);
-        var overHttps = await client.GetStringAsync(new Uri(server.MoreAddresses.Single(), "api/diagscenario/ping")).DefaultTimeout();
-        var overHttp = await client.GetStringAsync(new Uri(server.BaseAddress, "api/diagscenario/ping")).DefaultTimeout();
+        using var client = new HttpClient(handler) { Timeout = TimeSpan.FromSeconds(5) };
+        var answers = new List<string>();
+        foreach (var url in urls)
+        {
+            var (answered, last) = await Poll.UntilAsync(() => PingAsync(client, url), a => a == "success:ping", Start);
+            Assert.True(answered, $"{url} answered {last}\n{app.Output}");
+            answers.Add(url.Scheme);
+        }
 
         Assert.Contains(new Uri("https://localhost:5001"), profileUrls);
         Assert.Contains(new Uri("http://localhost:5000"), profileUrls);
-        Assert.Equal("success:ping", overHttps);
-        Assert.Equal("success:ping", overHttp);
+        Assert.Equal([Uri.UriSchemeHttp, Uri.UriSchemeHttps], answers.Order(StringComparer.Ordinal));
     }
 
     public void Dispose() => _folder.Delete(recursive: true);
 
-    // The https profile's --urls, from its commandLineArgs.
+    private static async Task<string> PingAsync(HttpClient client, Uri url)
+    {
+        try
+        {
+            return await client.GetStringAsync(new Uri(url, "api/diagscenario/ping"));
+        }
+        catch (Exception e) when (e is HttpRequestException or TaskCanceledException)
+        {
+            return e.Message;
+        }
+    }
+
+    // The https profile's applicationUrl, which dotnet run passes to the app as ASPNETCORE_URLS.
     private static List<Uri> HttpsProfileUrls()
     {
         using var settings = JsonDocument.Parse(File.ReadAllText(Path.Combine(RepositoryPaths.AppProject, "Properties", "launchSettings.json")));
-        var arguments = settings.RootElement.GetProperty("profiles").GetProperty("https").GetProperty("commandLineArgs").GetString()!;
-        var urls = arguments.Split("--urls", 2)[1].Trim().Trim('"');
+        var urls = settings.RootElement.GetProperty("profiles").GetProperty("https").GetProperty("applicationUrl").GetString()!;
         return [.. urls.Split(';').Select(u => new Uri(u))];
     }
 
