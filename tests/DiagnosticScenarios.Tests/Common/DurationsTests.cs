@@ -51,10 +51,13 @@ public sealed class DurationsTests
         using var output = new StringWriter();
         using var error = new StringWriter();
 
-        // Nothing listens on the discard port: the run ends at its duration with every request refused.
+        // Nothing listens on the discard port: the run ends at its duration with every request refused, and says so (exit
+        // 1); a duration it could not read would have been a usage error (exit 2) before any request.
         var exitCode = await CommandLine.RunAsync(["run", "--url", "http://127.0.0.1:9/", "-c", "1", "-d", "00:00:00.2", "--json"], output, error).DefaultTimeout();
 
-        Assert.True(exitCode == 0, error.ToString());
+        Assert.True(exitCode == 1 && error.ToString().StartsWith("Nothing answered at http://127.0.0.1:9/", StringComparison.Ordinal), error.ToString());
+        using var report = System.Text.Json.JsonDocument.Parse(output.ToString());
+        Assert.InRange(TimeSpan.Parse(report.RootElement.GetProperty("elapsed").GetString()!, System.Globalization.CultureInfo.InvariantCulture), TimeSpan.FromSeconds(0.2), TimeSpan.FromSeconds(5));
     }
 
     [Fact]
