@@ -15,15 +15,18 @@ public static class StrictBinding
     public static bool TryParseWholeNumber(string? text, out int value) =>
         int.TryParse(text, NumberStyles.None, CultureInfo.InvariantCulture, out value);
 
-    /// <summary>Binds <c>int</c>, <c>int?</c> and enums strictly; anything else as MVC does.</summary>
+    /// <summary>Binds <c>int</c>, <c>int?</c> and enums from the route and the query strictly; anything else as MVC does.</summary>
     public static void UseStrictBinding(this IList<IModelBinderProvider> providers) => providers.Insert(0, new Provider());
 
     private sealed class Provider : IModelBinderProvider
     {
         public IModelBinder? GetBinder(ModelBinderProviderContext context)
         {
+            // Route and query values only: a body or a header keeps MVC's binder.
+            var source = context.BindingInfo.BindingSource;
+            var fromRouteOrQuery = source is null || source == BindingSource.Query || source == BindingSource.Path || source == BindingSource.ModelBinding;
             var type = context.Metadata.UnderlyingOrModelType;
-            return type == typeof(int) || type.IsEnum ? new Binder(type) : null;
+            return fromRouteOrQuery && (type == typeof(int) || type.IsEnum) ? new Binder(type) : null;
         }
     }
 
