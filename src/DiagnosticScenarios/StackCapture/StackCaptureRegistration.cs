@@ -75,6 +75,7 @@ public static class StackCaptureRegistration
         _ => (StatusCodes.Status200OK, capture),
     };
 
+    // A problem through the app's ProblemDetails service, as every other error of the app (its instance and trace id).
     private static IResult Result((int Status, object Body) answer) =>
-        Results.Json(answer.Body, statusCode: answer.Status, contentType: answer.Status == StatusCodes.Status200OK ? "application/json" : "application/problem+json");
+        answer.Body is ProblemDetails problem ? TypedResults.Problem(problem) : Results.Json(answer.Body, statusCode: answer.Status, contentType: "application/json");
 }
