@@ -159,7 +159,10 @@ public static class CommandLine
         }
 
         var errors = string.Join(", ", report.Errors.Select(e => $"{e.Key} × {e.Value}"));
-        return $"Nothing answered at {report.Url}: every request failed before an answer ({errors}). Is the app listening there? Start it, or give --url the address it listens on.";
+        // Refused or unknown: nothing listens there. Anything else (a TLS handshake that failed, say) reached something.
+        var nobody = report.Errors.Keys.All(e => e is nameof(HttpRequestError.ConnectionError) or nameof(HttpRequestError.NameResolutionError));
+        return $"Nothing answered at {report.Url}: every request failed before an answer ({errors})."
+            + (nobody ? " Is the app listening there? Start it, or give --url the address it listens on." : "");
     }
 
     private static Command CompareCommand(TextWriter output, TextWriter error, string commandLine)

@@ -66,7 +66,7 @@ public sealed class CommandLineTests
     }
 
     [Fact]
-    public void NothingListened_SaysNothing_WhenEveryRequestTimedOut_ForThatIsAStarvedServerMeasured()
+    public void NothingListened_SaysNothing_WhenEveryRequestTimedOut_ForThatIsAStarvedServerMeasured_AndAsksWhetherAnAppListensOnlyWhenRefused()
     {
         var starved = new LoadReport
         {
@@ -76,7 +76,10 @@ public sealed class CommandLineTests
         };
 
         Assert.Null(CommandLine.NothingListened(starved));
-        Assert.NotNull(CommandLine.NothingListened(starved with { Timeouts = 0 }));
+        Assert.EndsWith("Is the app listening there? Start it, or give --url the address it listens on.", CommandLine.NothingListened(starved with { Timeouts = 0 }), StringComparison.Ordinal);
+        // A TLS handshake that failed reached a server: no question whether one listens.
+        var refusedHandshake = starved with { Timeouts = 0, Errors = new Dictionary<string, long> { ["SecureConnectionError"] = 125 } };
+        Assert.EndsWith("every request failed before an answer (SecureConnectionError × 125).", CommandLine.NothingListened(refusedHandshake), StringComparison.Ordinal);
     }
 
     [Fact]
