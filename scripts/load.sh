@@ -21,6 +21,7 @@ scenario="$1"
 connections="${2:-125}"
 duration="${3:-10s}"
 base="${BASE_URL:-http://localhost:5000}"
+while [ "${base%/}" != "$base" ]; do base="${base%/}"; done   # http://localhost:5000/ would make every path //api/...
 think="${THINK_TIME:-}"
 
 [[ "$connections" =~ ^[1-9][0-9]*$ ]] || { echo "connections must be a positive whole number, not '$connections'" >&2; usage; }
@@ -39,6 +40,10 @@ if command -v curl >/dev/null 2>&1; then
   if [ "$code" = 000 ]; then
     echo "Nothing answers at $base: start the app (dotnet run -c Release --project src/DiagnosticScenarios), or set BASE_URL to where it listens." >&2
     exit 1
+  fi
+  if [ "$code" != 200 ] && [ "${scenario:0:1}" != / ]; then
+    echo "No DiagnosticScenarios catalogue at $base/api/scenarios ($code): is BASE_URL the app's address? A path (/api/...) loads any app." >&2
+    exit 2
   fi
   if [ "$code" = 200 ] && [ "${scenario:0:1}" != / ] && ! grep -q "\"route\":\"/api/diagscenario/${scenario%%\?*}\"" <<<"$answer"; then
     known=$(grep -o '"route":"/api/diagscenario/[^"/{]*"' <<<"$answer" | cut -d'"' -f4 | sed 's|/api/diagscenario/||' | tr '\n' ' ')
