@@ -47,7 +47,7 @@ public sealed class SlowUpstream : IDisposable
         }
 
         var delay = HttpUtility.ParseQueryString(request.Query)["delayMs"];
-        if (!int.TryParse(delay, NumberStyles.None, CultureInfo.InvariantCulture, out var delayMs) || delayMs > MaxDelayMs)
+        if (!StrictBinding.TryParseWholeNumber(delay, out var delayMs) || delayMs > MaxDelayMs)
         {
             exchange.Respond(400, "text/plain; charset=utf-8", $"delayMs must be a whole number from 0 to {MaxDelayMs}.");
             return;

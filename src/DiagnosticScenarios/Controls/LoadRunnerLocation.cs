@@ -1,4 +1,5 @@
 using System.Text.Json;
+using DiagnosticScenarios.Infrastructure;
 
 namespace DiagnosticScenarios.Controls;
 
@@ -44,15 +45,8 @@ public static class LoadRunnerLocation
     }
 
     /// <summary>The runner's build output for this app's build output, or null when the app is not in a <c>bin/CONFIGURATION/FRAMEWORK</c> folder.</summary>
-    public static string? FromBuildLayout(string appDirectory)
-    {
-        var framework = new DirectoryInfo(Path.TrimEndingDirectorySeparator(appDirectory));
-        var buildConfiguration = framework.Parent;
-        var bin = buildConfiguration?.Parent;
-        return bin is { Name: "bin", Parent.Parent: { } sources }
-            ? Path.Combine(sources.FullName, RunnerProject, "bin", buildConfiguration!.Name, framework.Name, RunnerProject + ".dll")
-            : null;
-    }
+    public static string? FromBuildLayout(string appDirectory) =>
+        BuildLayout.Of(appDirectory) is { } layout ? Path.Combine(layout.OutputOf(RunnerProject), RunnerProject + ".dll") : null;
 
     // A runtimeconfig.json that names the framework(s) to run on; a self-contained app's names the ones it includes instead.
     private static bool RunsOnSharedFramework(string runtimeConfig)

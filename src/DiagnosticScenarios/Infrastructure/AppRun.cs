@@ -36,15 +36,14 @@ public static class AppRun
     public static string StartedElsewhere(string appDirectory, string? processPath)
     {
         const string Elsewhere = "--urls http://localhost:5010";
-        var folder = new DirectoryInfo(Path.TrimEndingDirectorySeparator(appDirectory));
-        if (folder.Parent is { Parent.Name: "bin" } configuration)
+        if (BuildLayout.Of(appDirectory) is { } built)
         {
-            var release = string.Equals(configuration.Name, "Release", StringComparison.OrdinalIgnoreCase) ? "-c Release " : "";
+            var release = string.Equals(built.Configuration, "Release", StringComparison.OrdinalIgnoreCase) ? "-c Release " : "";
             return $"dotnet run {release}--project src/DiagnosticScenarios {Elsewhere}";
         }
 
         var throughDotnet = processPath is null || Path.GetFileNameWithoutExtension(processPath) == "dotnet";
-        var app = Path.Combine(folder.FullName, "DiagnosticScenarios" + (throughDotnet ? ".dll" : Path.GetExtension(processPath)));
+        var app = Path.Combine(Path.GetFullPath(appDirectory), "DiagnosticScenarios" + (throughDotnet ? ".dll" : Path.GetExtension(processPath)));
         return $"{(throughDotnet ? "dotnet " : "")}{Quoted(app)} {Elsewhere}";
     }
 

@@ -421,20 +421,8 @@ public sealed class HttpExchange
     internal const string ProblemContentType = "application/problem+json";
 
     /// <summary>An RFC 9457 ProblemDetails for an answer the server gives itself (a request it cannot read, too many connections).</summary>
-    internal static byte[] Problem(int status, string detail)
-    {
-        using var buffer = new MemoryStream();
-        using (var json = new System.Text.Json.Utf8JsonWriter(buffer))
-        {
-            json.WriteStartObject();
-            json.WriteString("title", ReasonPhrase(status));
-            json.WriteNumber("status", status);
-            json.WriteString("detail", detail);
-            json.WriteEndObject();
-        }
-
-        return buffer.ToArray();
-    }
+    internal static byte[] Problem(int status, string detail) =>
+        System.Text.Json.JsonSerializer.SerializeToUtf8Bytes(new Microsoft.AspNetCore.Mvc.ProblemDetails { Title = ReasonPhrase(status), Status = status, Detail = detail });
 
     internal static byte[] Head(int status, string contentType, long? contentLength, bool keepAlive, params (string Name, string Value)[] headers)
     {

@@ -75,9 +75,7 @@ public sealed class SourceLinesTests : IDisposable
         var settle = MethodToken(module, "Journal", "Settle");
         var signature = PdbSignature(module);
         File.Delete(module);
-        using var lines = new SourceLines();
-
-        var (line, missing) = lines.Find(new IlLocation(ModuleFile.At(module) with { PdbSignature = signature }, settle, IlOffset: 0));
+        var (line, missing) = FindFirstLine(ModuleFile.At(module) with { PdbSignature = signature }, settle);
 
         Assert.True(line is not null, missing);
         Assert.Equal((source, LineOf("System.Threading.Thread.Sleep(amount);")), (line.File, line.Line));
@@ -89,9 +87,7 @@ public sealed class SourceLinesTests : IDisposable
         var (module, _) = Compile(OptimizationLevel.Release);
         var settle = MethodToken(module, "Journal", "Settle");
         File.Delete(module);
-        using var lines = new SourceLines();
-
-        var (line, missing) = lines.Find(new IlLocation(ModuleFile.At(module) with { PdbSignature = Guid.NewGuid() }, settle, IlOffset: 0));
+        var (line, missing) = FindFirstLine(ModuleFile.At(module) with { PdbSignature = Guid.NewGuid() }, settle);
 
         Assert.Null(line);
         Assert.Contains("no portable PDB with its id is beside it", missing, StringComparison.Ordinal);
@@ -103,9 +99,7 @@ public sealed class SourceLinesTests : IDisposable
     {
         var (module, source) = Compile(OptimizationLevel.Release, DebugInformationFormat.Embedded);
         var settle = MethodToken(module, "Journal", "Settle");
-        using var lines = new SourceLines();
-
-        var (line, missing) = lines.Find(new IlLocation(ModuleFile.At(module), settle, IlOffset: 0));
+        var (line, missing) = FindFirstLine(ModuleFile.At(module), settle);
 
         Assert.False(File.Exists(Path.ChangeExtension(module, ".pdb")), "a PDB file beside the module: this tests nothing");
         Assert.True(line is not null, missing);
@@ -119,9 +113,7 @@ public sealed class SourceLinesTests : IDisposable
         var (module, _) = Compile(OptimizationLevel.Release);
         var settle = MethodToken(module, "Journal", "Settle");
         File.Delete(Path.ChangeExtension(module, ".pdb"));
-        using var lines = new SourceLines();
-
-        var (line, missing) = lines.Find(new IlLocation(ModuleFile.At(module), settle, IlOffset: 0));
+        var (line, missing) = FindFirstLine(ModuleFile.At(module), settle);
 
         Assert.Null(line);
         Assert.Contains($"no portable PDB beside {Path.GetFileName(module)} nor embedded in it: build with <DebugType>portable</DebugType> (the default) or embedded, and deploy the .pdb", missing, StringComparison.Ordinal);
@@ -139,6 +131,13 @@ public sealed class SourceLinesTests : IDisposable
     }
 
     public void Dispose() => Directory.Delete(_folder, recursive: true);
+
+    // The line of a method's first IL instruction, read by a reader of its own.
+    private static (SourceLine? Line, string? Missing) FindFirstLine(ModuleFile module, int methodToken)
+    {
+        using var lines = new SourceLines();
+        return lines.Find(new IlLocation(module, methodToken, IlOffset: 0));
+    }
 
     // What the runtime reports as the module's PDB signature: the GUID of its CodeView debug directory entry.
     private static Guid PdbSignature(string module)
