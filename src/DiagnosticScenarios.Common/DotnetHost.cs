@@ -5,7 +5,14 @@ namespace DiagnosticScenarios.Common;
 /// <summary>The .NET host (<c>dotnet</c>) that starts a framework-dependent app's assembly for the app, the load runner and the tests.</summary>
 public static class DotnetHost
 {
-    private static readonly string Executable = OperatingSystem.IsWindows() ? "dotnet.exe" : "dotnet";
+    private const string Name = "dotnet";
+    private static readonly string Executable = OperatingSystem.IsWindows() ? Name + ".exe" : Name;
+
+    /// <summary>Whether <paramref name="path"/> (an executable's path or a command line's first word) is the .NET host.</summary>
+    public static bool IsHost(string? path) => path is not null && Path.GetFileNameWithoutExtension(path) == Name;
+
+    /// <summary>The host to start a framework-dependent assembly with: <see cref="Find"/>, else whichever <c>dotnet</c> the PATH holds.</summary>
+    public static string Command => Find() ?? Name;
 
     /// <summary>
     /// The host running this process (<c>dotnet app.dll</c>, a test host), else the one beside the shared runtime this
@@ -14,7 +21,7 @@ public static class DotnetHost
     /// </summary>
     public static string? Find()
     {
-        if (Environment.ProcessPath is { } host && Path.GetFileName(host) == Executable)
+        if (Environment.ProcessPath is { } host && IsHost(host))
         {
             return host;
         }

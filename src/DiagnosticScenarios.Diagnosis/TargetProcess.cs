@@ -1,3 +1,4 @@
+using DiagnosticScenarios.Common;
 using System.Diagnostics;
 using System.Net.Sockets;
 using Microsoft.Diagnostics.NETCore.Client;
@@ -60,7 +61,7 @@ public static class TargetProcess
     /// <summary>From a command line: <c>dotnet [exec] [host options] APP.dll [arguments]</c> → APP.</summary>
     internal static string? EntryAssemblyName(IReadOnlyList<string> arguments)
     {
-        if (arguments.Count < 2 || Path.GetFileNameWithoutExtension(arguments[0]) != "dotnet")
+        if (arguments.Count < 2 || !DotnetHost.IsHost(arguments[0]))
         {
             return null;
         }

@@ -15,7 +15,7 @@ internal static class ServerCommand
     public static ChildProcessStart For(ServerOptions options, Uri baseAddress, IEnumerable<Uri> moreAddresses)
     {
         var (fileName, arguments) = options.RuntimeConfigPath is { } runtimeConfig
-            ? (Dotnet, ["exec", "--runtimeconfig", runtimeConfig, Path.GetFullPath(options.AppPath)])
+            ? (DotnetHost.Command, ["exec", "--runtimeconfig", runtimeConfig, Path.GetFullPath(options.AppPath)])
             : Resolve(options.AppPath);
         if (options.ContentRoot is not null)
         {
@@ -63,8 +63,6 @@ internal static class ServerCommand
         }
 
         // No apphost: run the dll with the dotnet that runs us (the process is then named dotnet, not DiagnosticScenarios).
-        return (Dotnet, [full]);
+        return (DotnetHost.Command, [full]);
     }
-
-    private static string Dotnet => DotnetHost.Find() ?? "dotnet";
 }

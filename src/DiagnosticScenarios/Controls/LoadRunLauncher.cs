@@ -100,7 +100,7 @@ public sealed partial class LoadRunLauncher(IConfiguration configuration, ILogge
                 "--timeout", $"{RequestTimeout.TotalSeconds}s", .. BodyArguments(scenario), "--json",
             ];
             LoadRun? run = null;
-            var process = ChildProcess.Start(new ChildProcessStart(isDll ? "dotnet" : runner, arguments)
+            var process = ChildProcess.Start(new ChildProcessStart(isDll ? DotnetHost.Command : runner, arguments)
             {
                 TimeLimit = TimeSpan.FromSeconds(durationSeconds) + Overstay,
                 MaxCapturedChars = MaxOutputChars,

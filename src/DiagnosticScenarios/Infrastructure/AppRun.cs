@@ -1,3 +1,4 @@
+using DiagnosticScenarios.Common;
 using Microsoft.AspNetCore.Connections;
 
 namespace DiagnosticScenarios.Infrastructure;
@@ -42,7 +43,7 @@ public static class AppRun
             return $"dotnet run {release}--project src/DiagnosticScenarios {Elsewhere}";
         }
 
-        var throughDotnet = processPath is null || Path.GetFileNameWithoutExtension(processPath) == "dotnet";
+        var throughDotnet = processPath is null || DotnetHost.IsHost(processPath);
         var app = Path.Combine(Path.GetFullPath(appDirectory), "DiagnosticScenarios" + (throughDotnet ? ".dll" : Path.GetExtension(processPath)));
         return $"{(throughDotnet ? "dotnet " : "")}{Quoted(app)} {Elsewhere}";
     }
