@@ -35,8 +35,7 @@ public sealed class HealthSampler : IHostedService, IDisposable
     private long _lastCompletedWorkItems;
     private TimeSpan _lastCpu;
     private long _lastSampledAt;
-    private long? _lastEventAt;
-    private bool _wasStarved;
+    private readonly StarvationThrottle _throttle;
 
     public HealthSampler(
         IOptions<ThreadPoolHealthOptions> options,
@@ -54,6 +53,7 @@ public sealed class HealthSampler : IHostedService, IDisposable
         _injections = injections;
         _listeners = [.. listeners];
         _ring = new HealthSample?[_options.HistorySeconds];
+        _throttle = new StarvationThrottle(TimeSpan.FromSeconds(_options.StarvationEventIntervalSeconds));
         _sampler = new Thread(Run) { IsBackground = true, Name = "ThreadPoolHealth sampler" };
     }
 
@@ -225,19 +225,15 @@ public sealed class HealthSampler : IHostedService, IDisposable
         Declare(sample, verdict, now);
     }
 
-    // At the onset, then at most once per interval while it lasts: one event, one throttle.
+    // One event, one throttle: at most once per interval, however the starved seconds fall.
     private void Declare(HealthSample sample, StarvationVerdict verdict, long now)
     {
-        var onset = verdict.Starved && !_wasStarved;
-        _wasStarved = verdict.Starved;
-        if (!verdict.Starved
-            || !onset && _lastEventAt is { } last && Stopwatch.GetElapsedTime(last, now).TotalSeconds < _options.StarvationEventIntervalSeconds)
+        if (!_throttle.Raises(verdict.Starved, Stopwatch.GetElapsedTime(0, now)))
         {
             return;
         }
 
-        _lastEventAt = now;
-        var declared = new StarvationDeclared(sample, verdict, onset);
+        var declared = new StarvationDeclared(sample, verdict);
         foreach (var listener in _listeners)
         {
             listener.OnStarvation(declared);

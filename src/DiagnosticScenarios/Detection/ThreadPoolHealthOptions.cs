@@ -21,7 +21,7 @@ public sealed class ThreadPoolHealthOptions
     [Range(10, 10_000)]
     public int ProbeIntervalMs { get; set; } = 100;
 
-    /// <summary>While starvation lasts, the detector raises its event (a log line, a stack capture) at most once per this many seconds.</summary>
+    /// <summary>The detector raises its event (a log line, a stack capture) at most once per this many seconds, while starvation lasts or as it comes and goes.</summary>
     [Range(1, 3600)]
     public int StarvationEventIntervalSeconds { get; set; } = 10;
 
