@@ -49,7 +49,7 @@ internal static class TextReport
     {
         var source = file ?? $"Process {analysis.ProcessId}";
         output.WriteLine(string.Create(CultureInfo.InvariantCulture,
-            $"{source}: {analysis.Waits} waits in {analysis.DurationMs / 1000:0.0} s, {analysis.PoolWaits} on pool threads, at {analysis.Sites.Count} call sites."));
+            $"{source}: {analysis.Waits} waits in {analysis.DurationMs / 1000:0.0} s, {analysis.PoolWaits} on pool threads, at {analysis.Sites.Count} call site{(analysis.Sites.Count == 1 ? "" : "s")}."));
         WriteAppModules(output, analysis.Modules);
         if (analysis.Incomplete is { } incomplete)
         {

@@ -92,7 +92,7 @@ public static partial class FrameNames
     /// server's first tasksleepwait second found nine threads parked in six of them, <c>lambda_method42</c> to <c>50</c>),
     /// the same code, numbered apart.
     /// </summary>
-    /// <param name="invoker">As a site's <c>InlinedInto</c> names it, with its caller.</param>
+    /// <param name="invoker">A method compiled at run time, as <see cref="InlinedInvoker.Method"/> names it.</param>
     public static string WithoutCopyNumber(string invoker) => CompiledCopyNumber().Replace(invoker, "lambda_method");
 
     [System.Text.RegularExpressions.GeneratedRegex(@"lambda_method\d+")]

@@ -18,7 +18,7 @@ internal readonly record struct TraceFrame(string Name, string ModuleName, strin
 /// compiled at run time that the JIT inlined the app's code into: all of it when the run is empty, or the caller of the
 /// run (the action) when the run ends in such a method.
 /// </summary>
-internal sealed record ResolvedStack(IReadOnlyList<string> Names, IReadOnlyList<AppFrame> AppFrames, string? InlinedInto, bool UnderTaskRun)
+internal sealed record ResolvedStack(IReadOnlyList<string> Names, IReadOnlyList<AppFrame> AppFrames, InlinedInvoker? InlinedInto, bool UnderTaskRun)
 {
     /// <summary>Groups threads parked on the same line the same way, whatever else their stacks share.</summary>
     public string Key => string.Join('\n', Names) + "#" + string.Join('|', AppFrames.Select(f => f.Source?.ToString()));
@@ -148,7 +148,7 @@ internal sealed class StackResolver : IDisposable
     }
 
     // The method compiled at run time that made the blocking call (or called what made it), and its caller.
-    private static string? InlinedInto(IReadOnlyList<TraceFrame> frames, IReadOnlyList<string> names)
+    private static InlinedInvoker? InlinedInto(IReadOnlyList<TraceFrame> frames, IReadOnlyList<string> names)
     {
         if (BlockingFrame.FindIndex(names) is not { } blocking)
         {
@@ -166,9 +166,25 @@ internal sealed class StackResolver : IDisposable
         return null;
     }
 
-    private static string Invoker(IReadOnlyList<TraceFrame> frames, int index)
+    private static InlinedInvoker Invoker(IReadOnlyList<TraceFrame> frames, int index) =>
+        new(FrameNames.TypeAndMethod(frames[index].Name), index + 1 < frames.Count ? [FrameNames.TypeAndMethod(frames[index + 1].Name)] : []);
+}
+
+/// <summary>
+/// The method compiled at run time (ASP.NET Core's <c>lambda_methodN</c>) that the JIT inlined the app's code into, and the
+/// methods that called it: a site's threads reach one invoker from several (MVC's executor, its invoker).
+/// </summary>
+/// <param name="Method">The compiled method, e.g. <c>dynamicClass.lambda_method44</c>.</param>
+/// <param name="CalledBy">Its callers, e.g. <c>ControllerActionInvoker.InvokeActionMethodAsync</c>; empty when the stack ends in it.</param>
+public sealed record InlinedInvoker(string Method, IReadOnlyList<string> CalledBy)
+{
+    /// <summary>"dynamicClass.lambda_method44, called by A or B".</summary>
+    public override string ToString() => CalledBy.Count == 0 ? Method : $"{Method}, called by {string.Join(" or ", CalledBy)}";
+
+    /// <summary>One invoker for a site's stacks: the first one's method, every caller they came through.</summary>
+    public static InlinedInvoker? Merge(IEnumerable<InlinedInvoker?> invokers)
     {
-        var into = FrameNames.TypeAndMethod(frames[index].Name);
-        return index + 1 < frames.Count ? $"{into}, called by {FrameNames.TypeAndMethod(frames[index + 1].Name)}" : into;
+        var all = invokers.OfType<InlinedInvoker>().ToList();
+        return all is [var first, ..] ? first with { CalledBy = [.. all.SelectMany(i => i.CalledBy).Distinct(StringComparer.Ordinal)] } : null;
     }
 }

@@ -44,7 +44,7 @@ public sealed record StackSnapshot(
             .Select(site => site.OrderByDescending(g => g.Threads).ToList())
             .Select(groups => new BlockingSite(groups.Sum(g => g.Threads), groups[0].Blocking!, groups[0].AppFrames, groups)
             {
-                InlinedInto = groups[0].InlinedInto,
+                InlinedInto = InlinedInvoker.Merge(groups.Select(g => g.InlinedInto)),
                 Fix = groups[0].Fix,
                 RequestsSeen = Requests?.Describe(groups.SelectMany(g => g.Requests), actionShown: groups[0].AppFrames.Count > 0 && groups[0].InlinedInto is null),
             })
@@ -63,11 +63,12 @@ public sealed record StackSnapshot(
     public IEnumerable<ThreadGroup> PoolGroupsBlockedInApp() =>
         Groups.Where(g => IsParkedPoolGroup(g) && (g.AppFrame is not null || g.InlinedInto is not null) && !BlockingFrame.IsAwaitedCall(g.AppCall));
 
-    // The invoker a site's code was inlined into, as far as it tells sites apart. The copies of one invoker are one site
+    // The invoker a site's code was inlined into, as far as it tells sites apart: its method, not the caller it was reached
+    // from (MVC reaches one action's invoker from its executor and from its invoker). The copies of one invoker are one site
     // where the app's own labels say which request each thread serves, a site without app frames one per request; the
     // hosting events' labels (the last request a thread started) are not sure enough to merge copies on.
     private string? SiteInvoker(ThreadGroup group) =>
-        group.InlinedInto is not { } invoker ? null
+        group.InlinedInto?.Method is not { } invoker ? null
         : Requests is not { Exact: true } ? invoker
         : group.AppFrames.Count > 0 ? FrameNames.WithoutCopyNumber(invoker)
         : $"{FrameNames.WithoutCopyNumber(invoker)}#{(group.Requests is [var top, ..] ? top.Request : null)}";
@@ -123,8 +124,8 @@ public sealed record RequestCount(string Request, int Threads);
 /// <param name="Groups">The exact stacks, most threads first.</param>
 public sealed record BlockingSite(int Threads, BlockingFrame Blocking, IReadOnlyList<AppFrame> AppFrames, IReadOnlyList<ThreadGroup> Groups)
 {
-    /// <summary>The method compiled at run time that the JIT inlined the app's code (all of it, or the callers of its frames) into, and its caller.</summary>
-    public string? InlinedInto { get; init; }
+    /// <summary>The method compiled at run time that the JIT inlined the app's code (all of it, or the callers of its frames) into, and its callers.</summary>
+    public InlinedInvoker? InlinedInto { get; init; }
 
     /// <summary>The fix, in one line, with the scenario pair that shows it.</summary>
     public string? Fix { get; init; }
@@ -145,13 +146,13 @@ public sealed record BlockingSite(int Threads, BlockingFrame Blocking, IReadOnly
     }
 
     /// <summary>Where the app made the call: " at File.cs:35 `text` in Type.Method ← Caller (File.cs:12)", or what became of its frames.</summary>
-    internal static string Where(IReadOnlyList<AppFrame> appFrames, string? inlinedInto)
+    internal static string Where(IReadOnlyList<AppFrame> appFrames, InlinedInvoker? inlinedInto)
     {
         if (appFrames.Count == 0)
         {
             return inlinedInto is null
                 ? ", no app frame"
-                : $", no app frame: the app's code was inlined into {inlinedInto} (a method compiled at run time; a Release build's JIT inlines small methods)";
+                : $", in the app's code the JIT inlined into {inlinedInto} (a method compiled at run time; a Release build's JIT inlines small methods, so no frame of the app's is left)";
         }
 
         var innermost = appFrames[0];
@@ -178,7 +179,7 @@ public sealed record ThreadGroup(
     IReadOnlyList<string> Frames)
 {
     /// <summary>The method compiled at run time that the JIT inlined the app's code (all of it, or the callers of its frames) into, and its caller.</summary>
-    public string? InlinedInto { get; init; }
+    public InlinedInvoker? InlinedInto { get; init; }
 
     /// <summary>Whether the app's frames run as a delegate handed to <c>Task.Run</c>: the blocking was moved to this thread, not removed.</summary>
     public bool UnderTaskRun { get; init; }

@@ -63,7 +63,7 @@ public sealed record WaitSite(
     public bool InAwaitedCall => BlockingFrame.IsAwaitedCall(AppCall);
 
     /// <summary>The method compiled at run time that the JIT inlined the app's code (all of it, or the callers of its frames) into, and its caller.</summary>
-    public string? InlinedInto { get; init; }
+    public InlinedInvoker? InlinedInto { get; init; }
 
     /// <summary>The fix for the blocking call, in one line; null when the wait is in no known blocking call.</summary>
     public string? Fix { get; init; }

@@ -126,7 +126,7 @@ public static class WaitAnalyzer
                     g.Select(w => w.Wait.ThreadId).Distinct().Count(),
                     first.Stack.Names)
                 {
-                    InlinedInto = first.Stack.InlinedInto,
+                    InlinedInto = InlinedInvoker.Merge(g.Select(w => w.Wait.Stack.InlinedInto)),
                     Fix = BlockingFrame.FixFor(blocking, first.Stack.Names, first.Stack.AppFrames.Count > 0 ? first.Stack.AppFrames[0] : null, first.Stack.UnderTaskRun),
                     Requests = g.Where(w => w.Wait.Request is not null)
                         .GroupBy(w => w.Wait.Request!, StringComparer.Ordinal)
@@ -147,5 +147,5 @@ public static class WaitAnalyzer
     // or app code inlined away) it is the request the thread serves, or else the top frames.
     private static string SiteKey(ResolvedStack stack, BlockingFrame? blocking, string? request) =>
         string.Join('|', stack.AppFrames) + "#" + blocking?.Kind
-        + (stack.AppFrames.Count > 0 ? "" : request is not null ? $"#{stack.InlinedInto}#{request}" : "#" + string.Join('|', stack.Names.Take(6)));
+        + (stack.AppFrames.Count > 0 ? "" : request is not null ? $"#{stack.InlinedInto?.Method}#{request}" : "#" + string.Join('|', stack.Names.Take(6)));
 }

@@ -15,10 +15,13 @@
 
   // Where the app made the call, as the snapshot's own Describe says it: the line and its text, the callers, or the
   // compiled invoker the JIT inlined the app's code into.
+  // The compiled invoker and its callers, as InlinedInvoker.ToString says it.
+  const invoker = (into) => into.calledBy.length ? `${into.method}, called by ${into.calledBy.join(' or ')}` : into.method;
+
   function where(appFrames, inlinedInto) {
     if (!appFrames.length) {
       return inlinedInto
-        ? `, no app frame: the app's code was inlined into ${inlinedInto} (a method compiled at run time; a Release build's JIT inlines small methods)`
+        ? `, in the app's code the JIT inlined into ${invoker(inlinedInto)} (a method compiled at run time; a Release build's JIT inlines small methods, so no frame of the app's is left)`
         : ', no app frame';
     }
 
@@ -26,7 +29,7 @@
     const source = (s) => s.text === null ? `${s.fileName}:${s.line} (source file not on this machine)` : `${s.fileName}:${s.line} \`${s.text}\``;
     const at = innermost.source ? ` at ${source(innermost.source)} in ${innermost.method}` : ` in ${innermost.method} (no line: ${innermost.noSource})`;
     const rest = callers.map((f) => ` ← ${f.method}${f.source ? ` (${f.source.fileName}:${f.source.line})` : ''}`).join('');
-    const inlined = appFrames.length && inlinedInto ? ` ← called by ${inlinedInto}, compiled at run time, where the JIT may have inlined the action` : '';
+    const inlined = appFrames.length && inlinedInto ? ` ← called by ${invoker(inlinedInto)}, compiled at run time, where the JIT may have inlined the action` : '';
     return at + rest + inlined;
   }
 
@@ -79,6 +82,9 @@
     shown = key;
     const groups = el('stacks-groups');
     groups.replaceChildren();
+    // Which capture is shown, for a reader (or a test) to find it in the API's answers.
+    groups.dataset.trigger = capture.trigger;
+    groups.dataset.requestedAt = capture.requestedAt;
     if (!capture.snapshot) {
       el('stacks-status').textContent = `The ${capture.trigger} capture at ${new Date(capture.requestedAt).toLocaleTimeString()} failed: ${capture.error}`;
       return;

@@ -79,7 +79,7 @@ internal sealed record BlockingChain(string Route, BlockingKind Kind, IReadOnlyL
     /// inlined the code and names the route from the requests its threads started.
     /// </summary>
     /// <param name="requestsSeen">The requests the site's threads started; null when the report cannot know them (waits), and then the route is not asked for.</param>
-    public bool IsNamedBy(IReadOnlyList<AppFrame> appFrames, string? inlinedInto, string? requestsSeen, bool release)
+    public bool IsNamedBy(IReadOnlyList<AppFrame> appFrames, InlinedInvoker? inlinedInto, string? requestsSeen, bool release)
     {
         if (appFrames.Count > 0)
         {

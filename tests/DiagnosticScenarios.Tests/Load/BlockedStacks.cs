@@ -49,8 +49,8 @@ internal static class BlockedStacks
     /// executor or invoker calls (the recorded runs: <c>ActionMethodExecutor+SyncObjectResultExecutor.Execute</c>, now and
     /// then <c>ControllerActionInvoker.InvokeActionMethodAsync</c>).
     /// </summary>
-    public static bool IsInlinedIntoAnActionInvoker(string? inlinedInto) =>
-        inlinedInto is { } into && (into.Contains("called by ActionMethodExecutor", StringComparison.Ordinal) || into.Contains("called by ControllerActionInvoker", StringComparison.Ordinal));
+    public static bool IsInlinedIntoAnActionInvoker(InlinedInvoker? inlinedInto) =>
+        inlinedInto is { } into && into.CalledBy.Any(caller => caller.StartsWith("ActionMethodExecutor", StringComparison.Ordinal) || caller.StartsWith("ControllerActionInvoker", StringComparison.Ordinal));
 
     /// <summary>A wait site names a scenario as a blocking site does: by its action and line, or, inlined, by the route its threads' requests took.</summary>
     public static bool Names(WaitSite site, Scenario scenario) =>

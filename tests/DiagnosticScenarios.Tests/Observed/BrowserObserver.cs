@@ -34,6 +34,11 @@ internal sealed class BrowserObserver(SharedBrowser browser) : IRunObserver
           streamOpenedAt: window.livePage?.streamOpenedAt ?? 0,
           arrivals: window.livePage?.arrivals ?? [],
           exports: window.livePage?.exports ?? [],
+          stacks: {
+            trigger: document.getElementById('stacks-groups').dataset.trigger ?? null,
+            requestedAt: document.getElementById('stacks-groups').dataset.requestedAt ?? null,
+            lines: [...document.querySelectorAll('#stacks-groups > details > summary')].map((e) => e.textContent),
+          },
           canvases: [...document.querySelectorAll('.charts canvas')].map((c) => ({ id: c.id, width: c.width, height: c.height, cssWidth: c.clientWidth, cssHeight: c.clientHeight })),
         })
         """;
@@ -207,7 +212,11 @@ internal sealed record PageState(
     double StreamOpenedAt,
     IReadOnlyList<PageArrival> Arrivals,
     IReadOnlyList<PageExportEntry> Exports,
+    PageStacks Stacks,
     IReadOnlyList<CanvasSize> Canvases);
+
+/// <summary>The stack panel: which capture it shows (its trigger and when it was asked for, as the API gave them) and its sites' lines.</summary>
+internal sealed record PageStacks(string? Trigger, string? RequestedAt, IReadOnlyList<string> Lines);
 
 /// <summary>One sample's arrival as the page noted it (Unix milliseconds); live: taken after the page's stream opened.</summary>
 internal sealed record PageArrival(long Sequence, long TakenAt, long ReceivedAt, bool Live)

@@ -1,3 +1,4 @@
+using DiagnosticScenarios.Diagnosis;
 using System.Globalization;
 using DiagnosticScenarios.Tests.Load;
 using DiagnosticScenarios.Tests.Observed;
@@ -70,6 +71,32 @@ public sealed class LivePageBrowserTests(ObservedRuns runs, ITestOutputHelper ou
         Assert.Equal(0, page.End.StarvedSeconds);
         Assert.Null(page.Reload);
     }
+
+    /// <summary>
+    /// The stack panel draws a capture with its own script: each site's line must read as the app's snapshot describes it
+    /// (<see cref="BlockingSite.Describe"/>: the blocking call, its file and line or the invoker the JIT inlined it into,
+    /// the route), not a second wording that drifts from the CLI's and the log's.
+    /// </summary>
+    [ChromiumFact]
+    public async Task LivePage_StackPanel_ShowsTheAutomaticCaptureSiteBySite_AsTheAppsSnapshotDescribesIt_UnderTaskSleepWait()
+    {
+        var run = await runs.RunAsync(RunPlan.TaskSleepWait);
+
+        var page = run.Record<BrowserRecord>().End.Stacks;
+        var served = run.Record<StacksRecord>().Served;
+
+        output.WriteLine($"{run}\nthe page shows the {page.Trigger} capture asked for at {page.RequestedAt}:\n{string.Join('\n', page.Lines)}");
+        Assert.True(page.Trigger is not null && page.RequestedAt is not null, "the stack panel shows no capture");
+        var requestedAt = DateTimeOffset.Parse(page.RequestedAt, CultureInfo.InvariantCulture);
+        var capture = Assert.Single(served, c => c.Trigger == page.Trigger && c.RequestedAt == requestedAt);
+        var snapshot = Assert.IsType<StackSnapshot>(capture.Snapshot);
+        var described = snapshot.BlockedPoolSites.Take(ShownSites).Select(site => site.Describe(snapshot.PoolThreadCount)).ToList();
+        Assert.NotEmpty(described);
+        Assert.Equal(described, page.Lines);
+    }
+
+    /// <summary>How many sites the page's stack panel shows (<c>shownSites</c> in stacks.js).</summary>
+    private const int ShownSites = 5;
 
     [ChromiumFact]
     public async Task LivePage_ShowsTheRunnersOwnFigures_WhenTheLoadRunEnds()
