@@ -8,6 +8,9 @@ public sealed class MetricsExportOptions
     /// <summary>The OpenTelemetry setting that turns the OTLP export on, read as the SDK reads it (environment or configuration).</summary>
     public const string OtlpEndpointKey = "OTEL_EXPORTER_OTLP_ENDPOINT";
 
+    /// <summary>The standard setting that names the OTLP protocol (<c>grpc</c>, <c>http/protobuf</c>).</summary>
+    public const string OtlpProtocolKey = "OTEL_EXPORTER_OTLP_PROTOCOL";
+
     /// <summary>The standard setting that names the service in both exports.</summary>
     public const string ServiceNameKey = "OTEL_SERVICE_NAME";
 

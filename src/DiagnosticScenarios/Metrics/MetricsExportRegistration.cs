@@ -1,5 +1,6 @@
 using DiagnosticScenarios.Detection;
 using DiagnosticScenarios.Sql;
+using OpenTelemetry.Exporter;
 using OpenTelemetry.Metrics;
 using OpenTelemetry.Resources;
 
@@ -8,6 +9,9 @@ namespace DiagnosticScenarios.Metrics;
 public static class MetricsExportRegistration
 {
     private const string ServiceName = "DiagnosticScenarios";
+
+    /// <summary>The name of the OTLP exporter's options (named, so the protocol set here goes through the options pipeline, where the SDK and a reader find it).</summary>
+    public const string OtlpExporterName = "DiagnosticScenarios";
 
     /// <summary>The meters exported: the runtime's (thread pool, CPU, GC), ASP.NET Core's request duration, and the app's own.</summary>
     public static IReadOnlyList<string> Meters { get; } = ["System.Runtime", "Microsoft.AspNetCore.Hosting", HealthMetrics.MeterName, SqlScenarioMetrics.MeterName];
@@ -49,9 +53,17 @@ public static class MetricsExportRegistration
 
                 if (!string.IsNullOrEmpty(configuration[MetricsExportOptions.OtlpEndpointKey]))
                 {
-                    metrics.AddOtlpExporter();
+                    metrics.AddOtlpExporter(OtlpExporterName, exporter => exporter.Protocol = OtlpProtocol(configuration) ?? exporter.Protocol);
                 }
             });
         return services;
     }
+
+    /// <summary>
+    /// The OTLP protocol the app sets: HTTP/protobuf (the OpenTelemetry specification's default) when
+    /// <c>OTEL_EXPORTER_OTLP_PROTOCOL</c> names none, instead of the .NET exporter's gRPC, which sends on the thread pool
+    /// and so stalls while the pool starves; null when the setting names one, which the exporter then reads itself.
+    /// </summary>
+    public static OtlpExportProtocol? OtlpProtocol(IConfiguration configuration) =>
+        string.IsNullOrEmpty(configuration[MetricsExportOptions.OtlpProtocolKey]) ? OtlpExportProtocol.HttpProtobuf : null;
 }

@@ -33,7 +33,6 @@ internal sealed class OtlpObserver : IRunObserver, IDisposable
     {
         var observer = new OtlpObserver();
         serverEnvironment["OTEL_EXPORTER_OTLP_ENDPOINT"] = $"http://127.0.0.1:{observer._server.Port}";
-        serverEnvironment["OTEL_EXPORTER_OTLP_PROTOCOL"] = "http/protobuf";
         serverEnvironment["OTEL_METRIC_EXPORT_INTERVAL"] = ExportInterval.TotalMilliseconds.ToString("0", CultureInfo.InvariantCulture);
         return observer;
     }
