@@ -31,6 +31,12 @@ public static class BlockingDefaults
     /// <summary>How long each bodyread client takes to upload its body.</summary>
     public const int BodyReadUploadMs = 200;
 
+    /// <summary>
+    /// The largest body the bodyread pair reads: sixteen times its load's. Each action reads the whole body into memory, so
+    /// Kestrel's 30 MB default would let one request hold 30 MB; a larger body gets a 413 naming this limit.
+    /// </summary>
+    public const int BodyReadMaxBytes = 16 * BodyReadBytes;
+
     /// <summary>How long the producer of the blockingcollection pair takes to hand over the item.</summary>
     public const int BlockingCollectionDelayMs = 200;
 

@@ -5,10 +5,12 @@ namespace DiagnosticScenarios.Blocking;
 
 /// <summary>
 /// Reading the request body from a client that uploads it slowly (a phone on a poor network, a large form): synchronously,
-/// with Kestrel's guard against that switched off for the request, or asynchronously. POST any body; the answer comes once
-/// the last byte has arrived.
+/// with Kestrel's guard against that switched off for the request, or asynchronously. POST any body up to
+/// <see cref="BlockingDefaults.BodyReadMaxBytes"/>; the answer comes once the last byte has arrived. The wait is the
+/// client's upload, so this pair takes no <c>delayMs</c>.
 /// </summary>
 [ApiController]
+[RequestSizeLimit(BlockingDefaults.BodyReadMaxBytes)]
 [Route("api/blocking")]
 [Produces("text/plain")]
 public sealed class BodyReadScenariosController : ControllerBase
