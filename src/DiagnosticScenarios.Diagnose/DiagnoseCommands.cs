@@ -190,7 +190,7 @@ public static class DiagnoseCommands
             var result = StarvationWatch.Run(pid, parse.GetValue(timeout), (second, verdict) => TextReport.WriteSecond(error, second, verdict), options: Options(parse, app),
                 onWatching: () => TextReport.WriteWatchStart(error, pid, StarvationRule.Default, parse.GetValue(timeout)));
             var sites = result.Snapshot?.BlockedPoolSites.Take(parse.GetValue(top)).ToList() ?? [];
-            Write(parse, format, json, outputFile, output, report => TextReport.WriteWatch(report, result, sites), result with { Snapshot = result.Snapshot is { } s ? s with { Groups = [.. sites.SelectMany(site => site.Groups)] } : null }, null);
+            Write(parse, format, json, outputFile, output, report => TextReport.WriteWatch(report, result, sites, parse.GetValue(timeout)), result with { Snapshot = result.Snapshot is { } s ? s with { Groups = [.. sites.SelectMany(site => site.Groups)] } : null }, null);
             return result.Starved ? 0 : NoStarvation;
         });
 

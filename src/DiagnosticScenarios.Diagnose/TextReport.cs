@@ -102,11 +102,11 @@ internal static class TextReport
         output.WriteLine(string.Create(CultureInfo.InvariantCulture,
             $"  threads {second.ThreadCount,4}  queue {second.QueueLength,5}  completed {second.CompletedPerSecond,7:0}/s  CPU {second.CpuPercent,5:0.0} %  {(verdict.Starved ? "STARVED" : "")}"));
 
-    public static void WriteWatch(TextWriter output, WatchResult result, IReadOnlyList<BlockingSite> sites)
+    public static void WriteWatch(TextWriter output, WatchResult result, IReadOnlyList<BlockingSite> sites, TimeSpan timeout)
     {
         if (!result.Starved || result.Snapshot is not { } snapshot)
         {
-            output.WriteLine(string.Create(CultureInfo.InvariantCulture, $"No starvation in {result.AfterSeconds:0} s ({result.Seconds.Count} seconds read); the last: {result.Verdict.Reason}."));
+            output.WriteLine(string.Create(CultureInfo.InvariantCulture, $"No starvation within the {timeout.TotalSeconds:0.#} s timeout ({result.Seconds.Count} seconds read); the last: {result.Verdict.Reason}."));
             return;
         }
 

@@ -48,7 +48,7 @@ public sealed class DiagnoseCliTests
         var run = await DiagnoseCli.RunAsync("watch", "-p", $"{Environment.ProcessId}", "--timeout", "3s");
 
         Assert.True(run.ExitCode == 3, run.ToString());
-        Assert.Matches(@"^No starvation in \d+ s \(\d+ seconds read\); the last: ", run.Output);
+        Assert.Matches(@"^No starvation within the 3 s timeout \(\d+ seconds read\); the last: ", run.Output);
         Assert.Contains($"Watching process {Environment.ProcessId} for up to 3 s", run.Error, StringComparison.Ordinal);
     }
 
