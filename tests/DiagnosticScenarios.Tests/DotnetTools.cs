@@ -9,7 +9,7 @@ namespace DiagnosticScenarios.Tests;
 /// </summary>
 internal static class DotnetTools
 {
-    private static readonly TimeSpan RestoreTimeout = TimeSpan.FromMinutes(3);
+    public static readonly TimeSpan RestoreTimeout = TimeSpan.FromMinutes(3);
     private static readonly Lock Gate = new();
     private static Task? _restored;
 
@@ -37,8 +37,12 @@ internal static class DotnetTools
         });
     }
 
-    // The first caller starts the restore; every later one awaits the same restore, finished or not.
-    private static Task EnsureRestoredAsync()
+    /// <summary>
+    /// Restores the manifest, once: the first caller starts the restore, every later one awaits the same restore, finished or
+    /// not. The observed runs call it before their first load, so that on a fresh machine the restore does not share the
+    /// cores with a measurement.
+    /// </summary>
+    public static Task EnsureRestoredAsync()
     {
         lock (Gate)
         {

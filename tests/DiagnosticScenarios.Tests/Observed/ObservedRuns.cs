@@ -52,7 +52,7 @@ public sealed class ObservedRuns : IAsyncLifetime
     /// <summary>The browser the runs drive, for a page test of its own; started on first use.</summary>
     internal Task<SharedBrowser> BrowserAsync() => _browser.GetAsync();
 
-    public Task InitializeAsync()
+    public async Task InitializeAsync()
     {
         if (PrometheusTools.Server is not null)
         {
@@ -62,7 +62,8 @@ public sealed class ObservedRuns : IAsyncLifetime
             }
         }
 
-        return Task.CompletedTask;
+        // dotnet-trace records two of the runs: its manifest is restored now, not on a fresh machine in the middle of a load.
+        await DotnetTools.EnsureRestoredAsync().TimeoutAfter(DotnetTools.RestoreTimeout);
     }
 
     public async Task DisposeAsync()
