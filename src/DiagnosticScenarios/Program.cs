@@ -19,7 +19,8 @@ if (StackRecorder.IsRecorder(args))
 // Settings and the live page from the app's folder when it is started from another directory.
 var builder = WebApplication.CreateBuilder(new WebApplicationOptions { Args = args, ContentRootPath = AppContentRoot.For(args) });
 
-// ProblemDetails (RFC 9457) for every error, AllowedHosts, the OpenAPI document.
+// ProblemDetails (RFC 9457) for every error the app answers (Kestrel answers what it refuses before the app, such as a
+// 414 or 431, itself, without a body), AllowedHosts, the OpenAPI document.
 builder.Services.AddInfrastructure();
 
 // The mock database, Microsoft's diagnostics scenarios (deadlock, memleak, ...) and their concurrency limits.

@@ -265,6 +265,12 @@ public sealed class ThreadedHttpServer : IDisposable
                 headers[name] = headers.TryGetValue(name, out var earlier) ? $"{earlier}, {value}" : value;
             }
 
+            // As Kestrel does (RFC 9112, section 3.2): an HTTP/1.1 request names one host; HTTP/1.0 may name none.
+            if (parts[2] == "HTTP/1.1" && (!headers.TryGetValue("Host", out var host) || host.Length == 0 || host.Contains(',', StringComparison.Ordinal)))
+            {
+                throw new BadRequestException("An HTTP/1.1 request must carry one Host header with a value.");
+            }
+
             if (headers.ContainsKey("Transfer-Encoding"))
             {
                 throw new BadRequestException("Chunked request bodies are not accepted here; send a Content-Length.");

@@ -22,6 +22,30 @@ public sealed class ThreadedHttpServerTests
         AssertProblem(answer, 400, "Bad Request", "Not an HTTP/1.x request line.");
     }
 
+    /// <summary>As Kestrel refuses them: the page's server had served an HTTP/1.1 request with an empty Host (200).</summary>
+    [Theory]
+    [InlineData("GET / HTTP/1.1\r\nConnection: close\r\n\r\n")]
+    [InlineData("GET / HTTP/1.1\r\nHost:\r\nConnection: close\r\n\r\n")]
+    [InlineData("GET / HTTP/1.1\r\nHost: localhost\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")]
+    public async Task AnHttp11RequestWithoutOneHost_IsA400Problem(string request)
+    {
+        using var server = Started(maxConnections: 4);
+
+        var answer = await ExchangeAsync(server.Port, request);
+
+        AssertProblem(answer, 400, "Bad Request", "An HTTP/1.1 request must carry one Host header with a value.");
+    }
+
+    [Fact]
+    public async Task AnHttp10RequestWithoutAHost_IsServed()
+    {
+        using var server = Started(maxConnections: 4);
+
+        var answer = await ExchangeAsync(server.Port, "GET / HTTP/1.0\r\n\r\n");
+
+        Assert.StartsWith("HTTP/1.1 200 ", answer, StringComparison.Ordinal);
+    }
+
     [Fact]
     public async Task AConnectionBeyondItsLimit_IsA503ProblemWithRetryAfter()
     {
