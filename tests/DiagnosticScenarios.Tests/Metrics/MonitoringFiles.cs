@@ -13,4 +13,7 @@ internal static class MonitoringFiles
 
     /// <summary>promtool's unit tests of the alert rules.</summary>
     public static string AlertRuleTests { get; } = Path.Combine(Folder, "alerts.test.yml");
+
+    /// <summary>Generated from the starvation rule for a 15 s scrape.</summary>
+    public static string AlertRules15s { get; } = Path.Combine(Folder, "alerts-15s.yml");
 }

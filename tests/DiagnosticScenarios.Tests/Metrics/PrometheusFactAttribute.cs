@@ -11,6 +11,13 @@ public sealed class PrometheusFactAttribute : FactAttribute
         Requirements.SkipUnless(this, PrometheusTools.Server is not null && PrometheusTools.Promtool is not null, Install, test);
 }
 
+/// <summary>A theory that runs Debian's promtool.</summary>
+public sealed class PrometheusTheoryAttribute : TheoryAttribute
+{
+    public PrometheusTheoryAttribute([CallerMemberName] string test = "") =>
+        Requirements.SkipUnless(this, PrometheusTools.Server is not null && PrometheusTools.Promtool is not null, PrometheusFactAttribute.Install, test);
+}
+
 internal static class PrometheusTools
 {
     public static string? Server => Requirements.OnPath("prometheus");

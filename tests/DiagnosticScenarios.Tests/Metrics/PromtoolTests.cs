@@ -10,17 +10,19 @@ public sealed class PromtoolTests
     [PrometheusFact]
     public async Task Promtool_AcceptsTheAlertRulesAndTheScrapeConfig()
     {
-        var rules = await PromtoolAsync("check", "rules", MonitoringFiles.AlertRules);
+        var rules = await PromtoolAsync("check", "rules", MonitoringFiles.AlertRules, MonitoringFiles.AlertRules15s);
         var config = await PromtoolAsync("check", "config", MonitoringFiles.ScrapeConfig);
 
         Assert.True(rules.ExitCode == 0, rules.ToString());
         Assert.True(config.ExitCode == 0, config.ToString());
     }
 
-    [PrometheusFact]
-    public async Task AlertRuleUnitTests_Pass_UnderPromtool()
+    [PrometheusTheory]
+    [InlineData("alerts.test.yml")]
+    [InlineData("alerts-15s.test.yml")]
+    public async Task AlertRuleUnitTests_Pass_UnderPromtool(string tests)
     {
-        var result = await PromtoolAsync("test", "rules", MonitoringFiles.AlertRuleTests);
+        var result = await PromtoolAsync("test", "rules", Path.Combine(MonitoringFiles.Folder, tests));
 
         Assert.True(result.ExitCode == 0, result.ToString());
         Assert.Contains("SUCCESS", result.Output + result.Error, StringComparison.Ordinal);
