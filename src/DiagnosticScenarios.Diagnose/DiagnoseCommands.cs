@@ -18,6 +18,11 @@ public static class DiagnoseCommands
     /// <summary><c>watch</c>: no starvation within <c>--timeout</c>.</summary>
     public const int NoStarvation = 3;
 
+    // The duration options' defaults, as their help says them ("3s") and as the verbs use them.
+    private const string DefaultRequestsWindow = "3s";
+    private const string DefaultWaitsDuration = "10s";
+    private const string DefaultWatchTimeout = "10m";
+
     private static readonly JsonSerializerOptions Json = new(JsonSerializerDefaults.Web) { WriteIndented = true, DefaultIgnoreCondition = JsonIgnoreCondition.Never };
 
     public static int Run(string[] args, TextWriter output, TextWriter error)
@@ -49,12 +54,18 @@ public static class DiagnoseCommands
 
     private static RootCommand Build(TextWriter output, TextWriter error)
     {
-        var processId = new Option<int?>("--process-id", "-p") { Description = "The process id to diagnose." };
+        var processId = new Option<int?>("--process-id", "-p")
+        {
+            Description = "The process id to diagnose.",
+            HelpName = "pid",
+            CustomParser = ParseProcessId,
+        };
         var name = new Option<string?>("--name", "-n") { Description = "The name of the process to diagnose, e.g. DiagnosticScenarios." };
         var format = new Option<ReportFormat>("--format")
         {
             Description = "text (the default), json for scripts, or speedscope (stacks only: a file https://www.speedscope.app opens).",
-            DefaultValueFactory = _ => ReportFormat.Text,
+            HelpName = "text|json|speedscope",
+            CustomParser = ParseFormat,
         };
         var json = new Option<bool>("--json") { Description = "The same as --format json." };
         var outputFile = new Option<FileInfo?>("--output", "-o") { Description = "Write the report to this file instead of the console." };
@@ -67,14 +78,14 @@ public static class DiagnoseCommands
         };
         var requestsWindow = new Option<TimeSpan>("--requests-window")
         {
-            Description = $"When a blocking site has no app frame (a Release build's JIT inlined it), how long to record ASP.NET Core's hosting events to tie its threads to requests before a second snapshot ({Durations.Help}); 0s turns it off.",
-            DefaultValueFactory = _ => TimeSpan.FromSeconds(3),
+            Description = $"When a blocking site has no app frame (a Release build's JIT inlined it), how long to record ASP.NET Core's hosting events to tie its threads to requests before a second snapshot ({Durations.Help}); {DefaultRequestsWindow} by default, 0s turns it off.",
+            HelpName = "duration",
             CustomParser = r => ParseDuration(r, allowZero: true),
         };
         var duration = new Option<TimeSpan>("--duration")
         {
-            Description = $"How long to record waits ({Durations.Help}).",
-            DefaultValueFactory = _ => TimeSpan.FromSeconds(10),
+            Description = $"How long to record waits ({Durations.Help}); {DefaultWaitsDuration} by default.",
+            HelpName = "duration",
             CustomParser = r => ParseDuration(r, allowZero: false),
         };
         var file = new Argument<FileInfo?>("trace") { Description = "A .nettrace recorded with --clrevents waithandle --clreventlevel verbose.", Arity = ArgumentArity.ZeroOrOne };
@@ -114,7 +125,7 @@ public static class DiagnoseCommands
             var pid = Target(parse, processId, name);
             var options = Options(parse, app);
             var snapshot = StackSnapshots.Capture(pid, options);
-            var window = parse.GetValue(requestsWindow);
+            var window = ValueOr(parse, requestsWindow, DefaultRequestsWindow);
             var unnamed = snapshot.BlockedPoolSites.Take(parse.GetValue(top)).Count(s => s.AppFrames.Count == 0);
             if (unnamed > 0 && window > TimeSpan.Zero)
             {
@@ -156,7 +167,7 @@ public static class DiagnoseCommands
             var options = Options(parse, app);
             var analysis = trace is not null
                 ? WaitAnalyzer.Analyze(trace.FullName, options)
-                : WaitAnalyzer.Capture(Target(parse, processId, name), parse.GetValue(duration), options);
+                : WaitAnalyzer.Capture(Target(parse, processId, name), ValueOr(parse, duration, DefaultWaitsDuration), options);
             var sites = analysis.Sites.Take(parse.GetValue(top)).ToList();
             Write(parse, format, json, outputFile, output, report => TextReport.WriteWaits(report, analysis, sites, trace?.FullName), analysis with { Sites = sites }, null);
             return 0;
@@ -164,8 +175,8 @@ public static class DiagnoseCommands
 
         var timeout = new Option<TimeSpan>("--timeout")
         {
-            Description = $"How long to wait for starvation before giving up (exit code 3): {Durations.Help}.",
-            DefaultValueFactory = _ => TimeSpan.FromMinutes(10),
+            Description = $"How long to wait for starvation before giving up (exit code 3): {Durations.Help}; {DefaultWatchTimeout} by default.",
+            HelpName = "duration",
             CustomParser = r => ParseDuration(r, allowZero: false),
         };
         var watch = new Command("watch", "Waits for thread-pool starvation (the thread count climbing while the queue stays long, completions low and the CPU under 80 %, read from the runtime's counters once a second), then names the blocking code at that moment.")
@@ -184,13 +195,14 @@ public static class DiagnoseCommands
         {
             var pid = Target(parse, processId, name);
             TargetProcess.EnsureDiagnosable(pid);
+            var patience = ValueOr(parse, timeout, DefaultWatchTimeout);
 
             // The seconds as they are read go to standard error, whatever the report's format: progress, not the answer. The
             // first line once the session is on: from then on the process is watched.
-            var result = StarvationWatch.Run(pid, parse.GetValue(timeout), (second, verdict) => TextReport.WriteSecond(error, second, verdict), options: Options(parse, app),
-                onWatching: () => TextReport.WriteWatchStart(error, pid, StarvationRule.Default, parse.GetValue(timeout)));
+            var result = StarvationWatch.Run(pid, patience, (second, verdict) => TextReport.WriteSecond(error, second, verdict), options: Options(parse, app),
+                onWatching: () => TextReport.WriteWatchStart(error, pid, StarvationRule.Default, patience));
             var sites = result.Snapshot?.BlockedPoolSites.Take(parse.GetValue(top)).ToList() ?? [];
-            Write(parse, format, json, outputFile, output, report => TextReport.WriteWatch(report, result, sites, parse.GetValue(timeout)), result with { Snapshot = result.Snapshot is { } s ? s with { Groups = [.. sites.SelectMany(site => site.Groups)] } : null }, null);
+            Write(parse, format, json, outputFile, output, report => TextReport.WriteWatch(report, result, sites, patience), result with { Snapshot = result.Snapshot is { } s ? s with { Groups = [.. sites.SelectMany(site => site.Groups)] } : null }, null);
             return result.Starved ? 0 : NoStarvation;
         });
 
@@ -260,6 +272,37 @@ public static class DiagnoseCommands
 
     private static int Target(ParseResult parse, Option<int?> processId, Option<string?> name) =>
         parse.GetValue(processId) ?? TargetProcess.FindByName(parse.GetValue(name)!);
+
+    // A default given here rather than as the option's DefaultValueFactory, which the help prints as TimeSpan writes it (00:00:03).
+    private static TimeSpan ValueOr(ParseResult parse, Option<TimeSpan> option, string fallback) =>
+        parse.GetResult(option) is not null ? parse.GetValue(option)
+        : Durations.TryParse(fallback, out var duration, allowZero: false) ? duration
+        : throw new InvalidOperationException($"The default {fallback} is not a duration.");
+
+    // Said in the option's own words, not as the type System.CommandLine expected (Nullable`1[System.Int32]).
+    private static int? ParseProcessId(ArgumentResult result)
+    {
+        var text = result.Tokens.Count == 1 ? result.Tokens[0].Value : "";
+        if (int.TryParse(text, NumberStyles.None, CultureInfo.InvariantCulture, out var id) && id > 0)
+        {
+            return id;
+        }
+
+        result.AddError($"--process-id must be a process id, a whole number such as 1234 (ps or dotnet-trace ps lists them), not '{text}'.");
+        return null;
+    }
+
+    private static ReportFormat ParseFormat(ArgumentResult result)
+    {
+        var text = result.Tokens.Count == 1 ? result.Tokens[0].Value : "";
+        if (Enum.TryParse<ReportFormat>(text, ignoreCase: true, out var format) && Enum.IsDefined(format) && !char.IsDigit(text[0]))
+        {
+            return format;
+        }
+
+        result.AddError($"--format must be text, json or speedscope, not '{text}'.");
+        return ReportFormat.Text;
+    }
 
     private static TimeSpan ParseDuration(ArgumentResult result, bool allowZero)
     {

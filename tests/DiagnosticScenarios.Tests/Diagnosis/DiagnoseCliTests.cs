@@ -143,6 +143,21 @@ public sealed class DiagnoseCliTests
         Assert.Contains("Usage:", run.Error, StringComparison.Ordinal);
     }
 
+    /// <summary>In the option's words: a bad process id had read "…as expected type 'System.Nullable`1[System.Int32]'".</summary>
+    [Theory]
+    [InlineData("--process-id must be a process id, a whole number such as 1234 (ps or dotnet-trace ps lists them), not 'abc'.", "stacks", "-p", "abc")]
+    [InlineData("--process-id must be a process id, a whole number such as 1234 (ps or dotnet-trace ps lists them), not '-5'.", "waits", "-p=-5")]
+    [InlineData("--format must be text, json or speedscope, not 'xml'.", "stacks", "-p", "1", "--format", "xml")]
+    [InlineData("--format must be text, json or speedscope, not '1'.", "stacks", "-p", "1", "--format", "1")]
+    public async Task AValueOfTheWrongKind_IsNamedInTheOptionsWords_AndExitsWith2(string message, params string[] arguments)
+    {
+        var run = await DiagnoseCli.RunAsync(arguments);
+
+        Assert.Equal(2, run.ExitCode);
+        Assert.Equal(message, run.Error.Split('\n')[0].Trim());
+        Assert.DoesNotContain("System.", run.Error, StringComparison.Ordinal);
+    }
+
     [Theory]
     [InlineData("a folder that does not exist", "--output's folder")]
     [InlineData("a folder", "--output names a folder")]
