@@ -84,7 +84,7 @@ public static class HostingRequests
 
         var seconds = window.TotalSeconds.ToString("0.#", CultureInfo.InvariantCulture);
         var none = started == 0
-            ? $"no request started on these threads in the {seconds} s window (the process raised no ASP.NET Core hosting event: not an ASP.NET Core app, or no request arrived)"
+            ? $"no request started on these threads in the {seconds} s window (the process raised no ASP.NET Core hosting event: not an ASP.NET Core app, no request arrived, or the pool was too starved to start one: a request starts on a pool thread)"
             : $"no request started on these threads in the {seconds} s window";
         return new RequestLabels($"ASP.NET Core's hosting events over {seconds} s ({started} requests started)", "last request started on these threads:", none, last, Exact: false);
     }
