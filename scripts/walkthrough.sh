@@ -115,6 +115,8 @@ check "step 0: dotnet tool restore" dotnet tool restore
 check "step 0: the Release app starts with the http profile" \
   start "$work/release.log" dotnet run -c Release --project src/DiagnosticScenarios --launch-profile http
 check "step 0: dotnet build -c Release src/DiagnosticScenarios.Diagnose" dotnet build -c Release src/DiagnosticScenarios.Diagnose
+dotnet tool run dotnet-trace -- ps >"$work/trace-ps.out" 2>&1
+check "README: dotnet-trace ps lists the app by its name" contains "$work/trace-ps.out" "DiagnosticScenarios"
 check "README: dotnet pack the CLI" dotnet pack -c Release --no-build src/DiagnosticScenarios.Diagnose -o ./packages
 check "README: dotnet tool install --global the CLI" dotnet tool install --global --add-source ./packages dotnet-blocking
 
@@ -169,6 +171,9 @@ check "step 4: the page's server says starved under tasksleepwait" starved
 t=$(timed_get http://localhost:5002/api/threadpool "$work/live")
 check "step 4: the page's server answers within a second while the pool starves ($t s)" \
   bash -c "$(declare -f contains within); contains '$work/live' '\"starved\":true' && within '$t' 0 1"
+t=$(timed_get http://localhost:5000/api/threadpool "$work/live-kestrel")
+check "step 4: the same through the app's Kestrel answers only when the pool does: over a second ($t s)" \
+  bash -c "$(declare -f within); within '$t' 1 30"
 wait "$load"; rc=$?
 check "step 4: the runner's run on tasksleepwait answers its requests within the 90 s, none timed out" \
   bash -c "$(declare -f contains); [ $rc -eq 0 ] && contains '$work/step4.out' 'timeouts 0,' && contains '$work/step4.out' 'answered [1-9]'"
