@@ -53,8 +53,8 @@ public abstract class MeasurementCache
         (await MeasurementAsync(scenario, minWorkerThreads: null)).Diagnosis ?? throw new InvalidOperationException($"{GetType().Name} does not diagnose its measurements.");
 
     /// <summary>What the <c>compare</c> that measured the scenario printed and wrote (measuring it first if no test has).</summary>
-    internal async Task<ComparisonOutput> OutputAsync(string scenario) =>
-        (await MeasurementAsync(scenario, minWorkerThreads: null)).Output;
+    internal async Task<ComparisonOutput> OutputAsync(string scenario, int? minWorkerThreads = null) =>
+        (await MeasurementAsync(scenario, minWorkerThreads)).Output;
 
     /// <summary>The wait analysis of the trace recorded during the scenario's measured load (measuring it first if no test has).</summary>
     public async Task<WaitAnalysis> WaitsAsync(string scenario)

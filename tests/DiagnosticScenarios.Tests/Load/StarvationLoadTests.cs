@@ -2,6 +2,7 @@ using System.Globalization;
 using System.Text.Json;
 using DiagnosticScenarios.Catalogue;
 using DiagnosticScenarios.Diagnosis;
+using DiagnosticScenarios.LoadRunner.Server;
 using Xunit.Abstractions;
 
 namespace DiagnosticScenarios.Tests.Load;
@@ -158,5 +159,8 @@ public sealed class StarvationLoadTests(MockLoadMeasurements measurements, ITest
         // The price: a thread per blocked request. Measured: peak 163–172 threads against 34–35 for taskasyncwait in the same runs;
         // earlier 10 s runs: 152–222 in 14 measurements.
         Assert.True(rescued.PeakThreads >= LoadExperiment.Connections, $"only {rescued.PeakThreads} threads for {LoadExperiment.Connections} blocked requests. {figures}");
+        // compare's report (compare.md) says which of the three ways it raised the minimum, the way whose effect the figures above just measured.
+        var report = (await measurements.OutputAsync(scenario, minThreads)).Markdown;
+        Assert.Contains($"minimum worker threads {minThreads}, {ServerOptions.MinWorkerThreadsVia}", report, StringComparison.Ordinal);
     }
 }

@@ -29,10 +29,12 @@ public sealed class ThinkTimeTests
         await using var server = await OutOfProcessApp.StartAsync();
         var ping = new Uri(server.BaseAddress, "api/diagscenario/ping");
 
-        var thinkingRun = LoadGenerator.RunAsync(new LoadOptions { Url = ping, Connections = Clients, Duration = Duration, ThinkTime = ThinkTime });
-        var backToBackRun = LoadGenerator.RunAsync(new LoadOptions { Url = ping, Connections = Clients, Duration = Duration });
-        var thinking = await thinkingRun.DefaultTimeout();
-        var backToBack = await backToBackRun.DefaultTimeout();
+        // Through the runner's command line, as people type it, both sides.
+        string[] load = ["run", "--url", ping.ToString(), "-c", $"{Clients}", "-d", $"{Duration.TotalSeconds:0}s", "--json"];
+        var thinkingRun = RunnerReportAsync([.. load, "--think-time", $"{ThinkTime.TotalMilliseconds:0}ms"]);
+        var backToBackRun = RunnerReportAsync(load);
+        var thinking = await thinkingRun;
+        var backToBack = await backToBackRun;
 
         // A pause averages 100 ms, so each client sends about 20 requests in 2 s, 40 in all; the sum of 20 uniform pauses
         // spreads by about ±0.26 s, so the count stays well within 25–60. Back to back, a ping takes about a millisecond.
@@ -53,6 +55,14 @@ public sealed class ThinkTimeTests
         // siege pauses each user a random time up to -d seconds; two users in a run of about two seconds send a few dozen.
         Assert.InRange(thinking, 5, 60);
         Assert.True(backToBack > 10 * thinking, $"siege -b sent {backToBack}, with -d 0.2 {thinking}");
+    }
+
+    private static async Task<LoadReport> RunnerReportAsync(string[] arguments)
+    {
+        var (exitCode, output, error) = await DiagnosticScenarios.Tests.RunnerCli.CommandLineTests.RunAsync(arguments);
+        Assert.True(exitCode == 0, $"run {string.Join(' ', arguments)}: exit {exitCode}\n{error}");
+        return JsonSerializer.Deserialize<LoadReport>(output, new JsonSerializerOptions(JsonSerializerDefaults.Web))
+            ?? throw new InvalidOperationException($"run --json printed no report: {output}");
     }
 
     // load.sh's exit code when siege had to be killed (128 + SIGKILL).
