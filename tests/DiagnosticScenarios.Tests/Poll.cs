@@ -11,6 +11,26 @@ internal static class Poll
 {
     private static readonly TimeSpan Interval = TimeSpan.FromMilliseconds(50);
 
+    /// <summary>
+    /// Whether <paramref name="condition"/> held within <paramref name="within"/>, on the caller's thread: for code that
+    /// already runs on a thread of its own and talks to a synchronous API (the browser's driver).
+    /// </summary>
+    public static bool Until(Func<bool> condition, TimeSpan within)
+    {
+        var clock = Stopwatch.StartNew();
+        while (!condition())
+        {
+            if (clock.Elapsed >= within)
+            {
+                return false;
+            }
+
+            Thread.Sleep(Interval);
+        }
+
+        return true;
+    }
+
     /// <summary>Whether <paramref name="condition"/> held within <paramref name="within"/>.</summary>
     public static async Task<bool> UntilAsync(Func<bool> condition, TimeSpan within)
     {

@@ -103,31 +103,29 @@ internal sealed partial class PrometheusServer : IAsyncDisposable
 
     private async Task WaitUntilReadyAsync()
     {
-        var deadline = DateTime.UtcNow + StartTimeout;
-        while (DateTime.UtcNow < deadline)
+        var (ready, _) = await Poll.UntilAsync(IsReadyAsync, ready => ready, StartTimeout, interval: TimeSpan.FromMilliseconds(100));
+        if (!ready)
         {
-            if (_process.HasExited)
-            {
-                throw new InvalidOperationException($"Prometheus exited before it was ready:\n{Output}");
-            }
+            throw new TimeoutException($"Prometheus was not ready within {StartTimeout.TotalSeconds:0} s:\n{Output}");
+        }
+    }
 
-            try
-            {
-                using var ready = await _client.GetAsync(new Uri("-/ready", UriKind.Relative)).DefaultTimeout();
-                if (ready.IsSuccessStatusCode)
-                {
-                    return;
-                }
-            }
-            catch (HttpRequestException)
-            {
-                // Not listening yet.
-            }
-
-            await Task.Delay(100);
+    private async Task<bool> IsReadyAsync()
+    {
+        if (_process.HasExited)
+        {
+            throw new InvalidOperationException($"Prometheus exited before it was ready:\n{Output}");
         }
 
-        throw new TimeoutException($"Prometheus was not ready within {StartTimeout.TotalSeconds:0} s:\n{Output}");
+        try
+        {
+            using var ready = await _client.GetAsync(new Uri("-/ready", UriKind.Relative)).DefaultTimeout();
+            return ready.IsSuccessStatusCode;
+        }
+        catch (HttpRequestException)
+        {
+            return false; // not listening yet
+        }
     }
 
     [GeneratedRegex(@"(?<key>scrape_interval|evaluation_interval|scrape_timeout): 1s")]

@@ -22,9 +22,8 @@ public sealed class PrometheusServerTests(InProcessApp app, ITestOutputHelper ou
 
         // The recorded rules need two scrapes (rate()); the inputs are there from the first.
         var read = new Dictionary<string, double>();
-        var deadline = DateTime.UtcNow + Patience;
         string[] wanted = [.. StarvationRulePrometheus.InputMetrics, StarvationRulePrometheus.QueuedSecondsOfWork, StarvationRulePrometheus.CpuPercent];
-        while (read.Count < wanted.Length && DateTime.UtcNow < deadline)
+        async Task<int> ReadTheMissingAsync()
         {
             foreach (var metric in wanted.Where(m => !read.ContainsKey(m)))
             {
@@ -35,8 +34,10 @@ public sealed class PrometheusServerTests(InProcessApp app, ITestOutputHelper ou
                 }
             }
 
-            await Task.Delay(PrometheusWatch.Interval / 2);
+            return read.Count;
         }
+
+        await Poll.UntilAsync(ReadTheMissingAsync, count => count == wanted.Length, Patience, interval: PrometheusWatch.Interval / 2);
 
         var summary = string.Join(", ", read.Select(r => $"{r.Key} {r.Value}"));
         Assert.True(read.Count == wanted.Length, $"Prometheus read back only {summary}\n{prometheus.Output}");

@@ -43,15 +43,12 @@ internal sealed class PrometheusWatch : IAsyncDisposable
     public async Task WatchAsync()
     {
         _watchingFrom = DateTimeOffset.UtcNow;
-        var deadline = DateTime.UtcNow + FirstScrapePatience;
-        while ((await _prometheus.QueryAsync($"{StarvationRulePrometheus.QueueLength} and {StarvationRulePrometheus.ThreadCount}")).GetArrayLength() == 0)
+        var (held, _) = await Poll.UntilAsync(
+            () => _prometheus.QueryAsync($"{StarvationRulePrometheus.QueueLength} and {StarvationRulePrometheus.ThreadCount}"), series => series.GetArrayLength() > 0,
+            FirstScrapePatience, interval: Interval / 4);
+        if (!held)
         {
-            if (DateTime.UtcNow > deadline)
-            {
-                throw new TimeoutException($"Prometheus held no series of {Target}metrics {FirstScrapePatience.TotalSeconds:0} s after the server was up:\n{_prometheus.Output}");
-            }
-
-            await Task.Delay(Interval / 4);
+            throw new TimeoutException($"Prometheus held no series of {Target}metrics {FirstScrapePatience.TotalSeconds:0} s after the server was up:\n{_prometheus.Output}");
         }
     }
 

@@ -276,21 +276,12 @@ public sealed class ObservedRuns : IAsyncLifetime
     // Read from the live page's server, which answers at once while the app's pool is starved.
     private static async Task WaitForTheRunnerAsync(HttpClient client, Uri livePage, RunPlan plan)
     {
-        var deadline = DateTime.UtcNow + TimeSpan.FromSeconds(plan.LoadSeconds) + DrainPatience;
-        while (true)
+        var (ended, run) = await Poll.UntilAsync(
+            () => CurrentLoadAsync(client, livePage), r => !r.GetProperty("running").GetBoolean(),
+            TimeSpan.FromSeconds(plan.LoadSeconds) + DrainPatience, interval: TimeSpan.FromMilliseconds(250));
+        if (!ended)
         {
-            var run = await CurrentLoadAsync(client, livePage);
-            if (!run.GetProperty("running").GetBoolean())
-            {
-                return;
-            }
-
-            if (DateTime.UtcNow > deadline)
-            {
-                throw new TimeoutException($"The {plan} run was still running {DrainPatience.TotalSeconds:0} s after its duration: {run}");
-            }
-
-            await Task.Delay(250);
+            throw new TimeoutException($"The {plan} run was still running {DrainPatience.TotalSeconds:0} s after its duration: {run}");
         }
     }
 }

@@ -84,15 +84,9 @@ internal sealed class SharedBrowser : IDisposable
     /// </summary>
     public static void WaitUntil(Func<bool> condition, TimeSpan patience, string what, Func<string>? seen = null)
     {
-        var deadline = DateTime.UtcNow + patience;
-        while (!condition())
+        if (!Poll.Until(condition, patience))
         {
-            if (DateTime.UtcNow > deadline)
-            {
-                throw new TimeoutException($"The page did not {what} within {patience.TotalSeconds:0} s.{(seen is null ? "" : $" It showed: {seen()}")}");
-            }
-
-            Thread.Sleep(50);
+            throw new TimeoutException($"The page did not {what} within {patience.TotalSeconds:0} s.{(seen is null ? "" : $" It showed: {seen()}")}");
         }
     }
 

@@ -18,7 +18,7 @@ public sealed class ThreadPoolHealthApiTests(InProcessApp app, ITestOutputHelper
     private readonly InProcessApp _app = app.LogTo(output);
 
     [Fact]
-    public async Task Snapshot_ReportsThePoolItsProcessWasStartedWith_AndProbeDelaysOnceTheProbeHasRun()
+    public async Task Snapshot_ReportsTheProcessorsAndWorkerLimitsItsProcessWasStartedWith_AndTheInjectionsByReason()
     {
         // A process of its own whose pool the test sets from outside: every figure checked is one the test chose, not one
         // read back through the ThreadPool calls the API itself makes.
