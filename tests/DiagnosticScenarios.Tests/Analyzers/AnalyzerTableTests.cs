@@ -56,6 +56,35 @@ public sealed class AnalyzerTableTests(AnalyzedApp app) : IClassFixture<Analyzed
             $"README.md's analyzer table differs from the catalogue. It should read:{Environment.NewLine}{ReadmeAnalyzerTable.Render(ScenarioCatalogue.Scenarios)}");
     }
 
+    /// <summary>
+    /// The rules table's "default" column is each rule as its package ships it, read from the rule's own descriptor: off
+    /// when not enabled by default, else its default severity (info, warning, error). Typed by hand, it once went unchecked.
+    /// </summary>
+    [Fact]
+    public async Task Readme_RulesTable_DefaultColumn_IsEachRulesShippedDefault()
+    {
+        var readme = await File.ReadAllLinesAsync(ReadmeTables.ReadmePath).DefaultTimeout();
+        var descriptors = AnalyzerAssemblies.AnalyzersOf(AnalyzerRules.All).SelectMany(a => a.SupportedDiagnostics)
+            .GroupBy(d => d.Id).ToDictionary(g => g.Key, g => g.First());
+
+        var rows = ReadmeTables.Rows(readme, ["rule", "package", "default", "flags"]).Select(row => row.Split(" | ")).ToList();
+
+        Assert.Equal(AnalyzerRules.All, rows.Select(cells => cells[0]));
+        foreach (var cells in rows)
+        {
+            var descriptor = descriptors[cells[0]];
+            var shipped = !descriptor.IsEnabledByDefault ? "off" : descriptor.DefaultSeverity switch
+            {
+                DiagnosticSeverity.Info => "info",
+                DiagnosticSeverity.Warning => "warning",
+                DiagnosticSeverity.Error => "error",
+                _ => "hidden",
+            };
+            Assert.True(cells[2] == shipped || cells[2].StartsWith(shipped + " ", StringComparison.Ordinal),
+                $"{cells[0]}: the README says its default is '{cells[2]}'; its package ships it {shipped}");
+        }
+    }
+
     private List<Diagnostic> FindingsIn(SyntaxNode code) =>
         [.. app.Findings.Where(d => d.Location.SourceTree == code.SyntaxTree && d.Location.SourceSpan.OverlapsWith(code.Span))];
 
