@@ -6,11 +6,15 @@ namespace DiagnosticScenarios.Infrastructure;
 /// <summary>
 /// Runs the app to its end. When another process holds an address the app is told to listen on, the app ends with one
 /// line on stderr that names the address and how to choose another, and exit code 1, instead of an unhandled
-/// exception's stack: the first thing a stage laptop may show (macOS's AirPlay Receiver listens on port 5000).
+/// exception's stack: the first thing a stage laptop may show (macOS's AirPlay Receiver listens on port 5000). An https
+/// address on a machine without a development certificate ends the same way, with Kestrel's line saying what to run.
 /// </summary>
 public static class AppRun
 {
     public const int AddressInUseExitCode = 1;
+
+    /// <summary>Kestrel refused the addresses or certificates it was given.</summary>
+    public const int StartFailedExitCode = 1;
 
     public static int RunToEnd(this WebApplication app)
     {
@@ -28,7 +32,17 @@ public static class AppRun
                 $"e.g. {StartedElsewhere(AppContext.BaseDirectory, Environment.ProcessPath)} (on macOS, the AirPlay Receiver listens on port 5000).");
             return AddressInUseExitCode;
         }
+        catch (InvalidOperationException failed) when (failed.Source == KestrelCore)
+        {
+            // Kestrel's own refusal of its configuration, e.g. an https address on a machine without a development
+            // certificate: its message says what to run; its stack says nothing more.
+            Console.Error.WriteLine(failed.Message);
+            return StartFailedExitCode;
+        }
     }
+
+    /// <summary>The assembly whose exceptions are Kestrel's refusals of its configuration.</summary>
+    private const string KestrelCore = "Microsoft.AspNetCore.Server.Kestrel.Core";
 
     /// <summary>
     /// The command that starts this app on port 5010, the way it was started: <c>dotnet run</c> from a build's

@@ -36,6 +36,34 @@ public sealed class AddressInUseTests
         Assert.Contains($"e.g. {AppRun.StartedElsewhere(Path.GetDirectoryName(LoadExperiment.AppPath)!, "/usr/bin/dotnet")} (on macOS", result.Error, StringComparison.Ordinal);
     }
 
+    /// <summary>
+    /// The https launch profile on a machine that never ran <c>dotnet dev-certs https</c> (an empty HOME holds no
+    /// certificate): it had ended with an unhandled exception's stack.
+    /// </summary>
+    [Fact]
+    public async Task BuiltApp_ToldToServeHttpsWithoutADevelopmentCertificate_EndsWithKestrelsLineSayingWhatToRun()
+    {
+        var home = Directory.CreateTempSubdirectory("no-dev-cert-");
+        try
+        {
+            var result = await ChildProcess.RunAsync(
+                new ChildProcessStart("dotnet", [LoadExperiment.AppPath, "--urls", $"https://127.0.0.1:{FreeLoopbackPort.Pick()}"])
+                {
+                    Environment = new Dictionary<string, string?> { ["LivePage__Port"] = "0", ["HOME"] = home.FullName, ["DOTNET_CLI_HOME"] = home.FullName },
+                },
+                StartAndStop);
+
+            Assert.True(result.ExitCode == AppRun.StartFailedExitCode, result.ToString());
+            Assert.Contains("dotnet dev-certs https", result.Error, StringComparison.Ordinal);
+            Assert.DoesNotContain("Unhandled exception", result.Error, StringComparison.Ordinal);
+            Assert.DoesNotContain("   at ", result.Error, StringComparison.Ordinal);
+        }
+        finally
+        {
+            home.Delete(recursive: true);
+        }
+    }
+
     [Theory]
     [InlineData("/home/me/DiagnosticScenarios/src/DiagnosticScenarios/bin/Debug/net10.0/", "/home/me/DiagnosticScenarios/src/DiagnosticScenarios/bin/Debug/net10.0/DiagnosticScenarios", "dotnet run --project src/DiagnosticScenarios --urls http://localhost:5010")]
     [InlineData("/home/me/DiagnosticScenarios/src/DiagnosticScenarios/bin/Release/net10.0/", "/usr/share/dotnet/dotnet", "dotnet run -c Release --project src/DiagnosticScenarios --urls http://localhost:5010")]
