@@ -78,7 +78,7 @@ internal static class TextReport
     private static void WriteAppModules(TextWriter output, IReadOnlyList<ModuleVerdict> modules)
     {
         var app = modules.Where(m => m.IsApp).Select(m => $"{m.Module} ({m.Rule})").ToList();
-        output.WriteLine(app.Count == 0 ? "App code: no module of the stacks is the app's (--app names it)." : $"App code: {string.Join(", ", app)}.");
+        output.WriteLine(app.Count == 0 ? "App code: no frame of these stacks is in a module of the app's (its code may have been inlined into the framework's, or made none of these calls; if the rule missed its modules, --app names them)." : $"App code: {string.Join(", ", app)}.");
     }
 
     // The app's frames carry their line, so the stack reads like an exception's.
