@@ -19,5 +19,5 @@ public sealed record SourceLine(string File, int Line, string? Text)
     public string FileName => Path.GetFileName(File);
 
     /// <summary><c>StarvationScenariosController.cs:35 `_ = database.QueryAsync(…).Result;`</c>, or the place and that the file is missing.</summary>
-    public override string ToString() => Text is null ? $"{FileName}:{Line} (source file not on this machine)" : $"{FileName}:{Line} `{Text}`";
+    public override string ToString() => Text is null ? $"{FileName}:{Line} (no source file at {File}, where the PDB says it was built)" : $"{FileName}:{Line} `{Text}`";
 }

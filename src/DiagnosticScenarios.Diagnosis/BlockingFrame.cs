@@ -43,6 +43,9 @@ public enum BlockingKind
 /// <summary>The call a group of threads is parked in: its kind, a name a reader knows, and the frame that matched.</summary>
 public sealed record BlockingFrame(BlockingKind Kind, string Name, string Frame)
 {
+    /// <summary>"Task.Result / Wait (sync-over-async) (Task`1.GetResultCore)"; the name alone where the frame says no more ("Thread.Sleep").</summary>
+    public override string ToString() => Name == Frame ? Name : $"{Name} ({Frame})";
+
     /// <summary>The fix for a blocking call made inside a delegate handed to <c>Task.Run</c>, whatever its kind: the blocking moved, it did not go.</summary>
     public const string TaskRunFix = "Task.Run around a blocking call only moves it to another pool thread: call the I/O's async API and await it (/api/diagscenario/taskrunwait → taskasyncwait)";
 

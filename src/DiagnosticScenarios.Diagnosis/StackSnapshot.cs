@@ -209,7 +209,7 @@ public sealed record ThreadGroup(
         {
             null => "not parked in a known blocking call",
             { Kind: BlockingKind.IdleWorker } => "idle, waiting for work",
-            _ => $"blocked in {Blocking.Name} ({Blocking.Frame})",
+            _ => $"blocked in {Blocking}",
         };
         return $"{who}: {where}{BlockingSite.Where(AppFrames, InlinedInto)}";
     }

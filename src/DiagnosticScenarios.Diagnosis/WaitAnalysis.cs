@@ -81,7 +81,7 @@ public sealed record WaitSite(
     /// <summary>One line: "412 waits, 205.3 s in total (max 0.5 s) on 118 threads: Task.Result / Wait (Task`1.get_Result) at StarvationScenariosController.cs:35 `…` in StarvationScenariosController.TaskWait".</summary>
     public string Describe()
     {
-        var where = Blocking is null ? "no known blocking call" : $"{Blocking.Name} ({Blocking.Frame})";
+        var where = Blocking is null ? "no known blocking call" : Blocking.ToString();
         var unfinished = Unfinished > 0 ? $", {Unfinished} unfinished at the end" : "";
         return FormattableString.Invariant(
             $"{Count} waits, {TotalWaitMs / 1000:0.0} s in total (max {MaxWaitMs / 1000:0.00} s{unfinished}) on {Threads} thread{(Threads == 1 ? "" : "s")}: {where}{Awaited}{BlockingSite.Where(AppFrames, InlinedInto)}{Serving}");

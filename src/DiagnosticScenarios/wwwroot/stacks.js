@@ -26,7 +26,7 @@
     }
 
     const [innermost, ...callers] = appFrames;
-    const source = (s) => s.text === null ? `${s.fileName}:${s.line} (source file not on this machine)` : `${s.fileName}:${s.line} \`${s.text}\``;
+    const source = (s) => s.text === null ? `${s.fileName}:${s.line} (no source file at ${s.file}, where the PDB says it was built)` : `${s.fileName}:${s.line} \`${s.text}\``;
     const at = innermost.source ? ` at ${source(innermost.source)} in ${innermost.method}` : ` in ${innermost.method} (no line: ${innermost.noSource})`;
     const rest = callers.map((f) => ` ← ${f.method}${f.source ? ` (${f.source.fileName}:${f.source.line})` : ''}`).join('');
     const inlined = appFrames.length && inlinedInto ? ` ← called by ${invoker(inlinedInto)}, compiled at run time, where the JIT may have inlined the action` : '';
@@ -37,7 +37,7 @@
     const who = group.poolThreads ? `${group.threads} of ${poolThreads} pool threads` : `${group.threads} other thread${group.threads === 1 ? '' : 's'}`;
     const blocked = !group.blocking ? 'not parked in a known blocking call'
       : group.blocking.kind === 'IdleWorker' ? 'idle, waiting for work'
-      : `blocked in ${group.blocking.name} (${group.blocking.frame})`;
+      : `blocked in ${group.blocking.name === group.blocking.frame ? group.blocking.name : `${group.blocking.name} (${group.blocking.frame})`}`;
     return `${who}: ${blocked}${where(group.appFrames, group.inlinedInto)}`;
   }
 
