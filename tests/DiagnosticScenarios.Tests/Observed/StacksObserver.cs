@@ -17,6 +17,9 @@ internal sealed class StacksObserver : IRunObserver
     private static readonly Uri Stacks = new("api/threadpool/stacks", UriKind.Relative);
     private static readonly TimeSpan Interval = TimeSpan.FromSeconds(1);
 
+    /// <summary>How long after its load a starved server may take to be healthy again (taskwait's drains within seconds).</summary>
+    private static readonly TimeSpan HealthyPatience = TimeSpan.FromSeconds(30);
+
     public string Name => "stack captures (GET and POST /api/threadpool/stacks)";
 
     public Task<IObservation> AttachAsync(RunContext run)
@@ -57,18 +60,19 @@ internal sealed class StacksObserver : IRunObserver
         private async Task<PostedCapture> PostWhenHealthyAsync()
         {
             var healthy = 0L;
-            while (true)
-            {
-                var snapshot = await _client.GetFromJsonAsync<JsonElement>(new Uri(_run.LivePage, "api/threadpool"));
-                var verdict = snapshot.GetProperty("starvation");
-                var sequence = verdict.GetProperty("sequence").GetInt64();
-                healthy = verdict.GetProperty("starved").GetBoolean() ? 0 : healthy == 0 ? sequence : healthy;
-                if (healthy != 0 && sequence > healthy)
+            var (twoHealthySeconds, last) = await Poll.UntilAsync(
+                () => _client.GetFromJsonAsync<JsonElement>(new Uri(_run.LivePage, "api/threadpool")),
+                snapshot =>
                 {
-                    break;
-                }
-
-                await Task.Delay(250);
+                    var verdict = snapshot.GetProperty("starvation");
+                    var sequence = verdict.GetProperty("sequence").GetInt64();
+                    healthy = verdict.GetProperty("starved").GetBoolean() ? 0 : healthy == 0 ? sequence : healthy;
+                    return healthy != 0 && sequence > healthy;
+                },
+                HealthyPatience, interval: TimeSpan.FromMilliseconds(250));
+            if (!twoHealthySeconds)
+            {
+                throw new TimeoutException($"The pool was not healthy two seconds in a row within {HealthyPatience.TotalSeconds:0} s of the load's end: {last}");
             }
 
             var sentAt = DateTimeOffset.UtcNow;
