@@ -37,7 +37,7 @@ internal static class DotnetBlockingTool
     }
 }
 
-/// <summary>The installed command, in a folder deleted on dispose (the tool and its copy of the runtime's libraries, 26 MB).</summary>
+/// <summary>The installed command, in a folder deleted on dispose (the tool and the libraries it carries).</summary>
 internal sealed class InstalledTool(DirectoryInfo folder, string command) : IDisposable
 {
     public string Command { get; } = command;
