@@ -9,7 +9,8 @@ namespace DiagnosticScenarios.Tests.Diagnosis;
 /// </summary>
 internal static class DotnetBlockingTool
 {
-    private static readonly string PackageFolder = typeof(DotnetBlockingTool).Assembly
+    /// <summary>Where the CLI's build packs it (the test project's build records the folder).</summary>
+    public static string PackageFolder { get; } = typeof(DotnetBlockingTool).Assembly
         .GetCustomAttributes<AssemblyMetadataAttribute>()
         .Single(a => a.Key == "DotnetBlockingPackageFolder").Value!;
 

@@ -1,15 +1,10 @@
 using System.IO.Compression;
-using System.Reflection;
 
 namespace DiagnosticScenarios.Tests.Diagnosis;
 
 /// <summary>The packed dotnet-blocking, as <c>dotnet tool install</c> downloads it.</summary>
 public sealed class ToolPackageTests
 {
-    private static readonly string PackageFolder = typeof(ToolPackageTests).Assembly
-        .GetCustomAttributes<AssemblyMetadataAttribute>()
-        .Single(a => a.Key == "DotnetBlockingPackageFolder").Value!;
-
     /// <summary>
     /// TraceEvent's Windows-only native libraries (ETW's KernelTraceControl, DIA's msdia140, three architectures each) had
     /// been packed with the tool: about 10 of its 15 MB unpacked, for code the diagnosis never calls.
@@ -17,7 +12,7 @@ public sealed class ToolPackageTests
     [Fact]
     public void Package_CarriesNoWindowsOnlyNativeLibraryOfTraceEvent()
     {
-        var package = Assert.Single(Directory.GetFiles(PackageFolder, "dotnet-blocking.*.nupkg"));
+        var package = Assert.Single(Directory.GetFiles(DotnetBlockingTool.PackageFolder, "dotnet-blocking.*.nupkg"));
 
         using var zip = ZipFile.OpenRead(package);
 
