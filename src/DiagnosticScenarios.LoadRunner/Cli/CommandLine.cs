@@ -181,7 +181,7 @@ public static class CommandLine
             Description = "Raise the pool's minimum worker threads at start (the SetMinThreads workaround), through DOTNET_ThreadPool_ForceMinWorkerThreads.",
             CustomParser = r => Whole(r, 1, short.MaxValue),
         };
-        var delayMs = new Option<int?>("--delay-ms") { Description = "The query delay; default the family's, or each scenario's own (the blocking family's).", CustomParser = r => Whole(r, 0, 60_000) };
+        var delayMs = new Option<int?>("--delay-ms") { Description = "The query delay; default the family's, or each scenario's own (the blocking family's).", CustomParser = r => Whole(r, 0, ScenarioLimits.MaxDelayMs) };
         var timeout = Timeout();
         var thinkTime = ThinkTime();
         var drain = new Option<TimeSpan?>("--drain")

@@ -1,6 +1,7 @@
 using System.Collections.Concurrent;
 using System.ComponentModel.DataAnnotations;
 using System.Threading.Channels;
+using DiagnosticScenarios.Common;
 using Microsoft.AspNetCore.Mvc;
 
 namespace DiagnosticScenarios.Blocking;
@@ -14,13 +15,11 @@ namespace DiagnosticScenarios.Blocking;
 [Produces("text/plain")]
 public sealed class BlockingCollectionScenariosController(BackgroundWorker worker) : ControllerBase
 {
-    private const int MaxDelayMs = 60_000;
-
     /// <summary>BAD: <c>BlockingCollection.Take()</c> on the request thread, parked until the worker's reply arrives.</summary>
     /// <remarks>The worker replies from a timer, on the pool: the threads parked in Take are the ones its replies need.</remarks>
     /// <param name="delayMs">How long the worker takes to reply, in milliseconds (0–60000, default 200).</param>
     [HttpGet("blockingcollection")]
-    public string Take([FromQuery, Range(0, MaxDelayMs)] int? delayMs)
+    public string Take([FromQuery, Range(0, ScenarioLimits.MaxDelayMs)] int? delayMs)
     {
         using var replies = new BlockingCollection<string>(boundedCapacity: 1);
         worker.Run(Delay(delayMs), replies.Add);
@@ -33,7 +32,7 @@ public sealed class BlockingCollectionScenariosController(BackgroundWorker worke
     /// <param name="delayMs">How long the worker takes to reply, in milliseconds (0–60000, default 200).</param>
     /// <param name="cancellationToken">Cancelled when the client goes away; the reply is then dropped.</param>
     [HttpGet("channel")]
-    public async Task<string> ReadAsync([FromQuery, Range(0, MaxDelayMs)] int? delayMs, CancellationToken cancellationToken)
+    public async Task<string> ReadAsync([FromQuery, Range(0, ScenarioLimits.MaxDelayMs)] int? delayMs, CancellationToken cancellationToken)
     {
         var replies = Channel.CreateBounded<string>(1);
         worker.Run(Delay(delayMs), reply => replies.Writer.TryWrite(reply));

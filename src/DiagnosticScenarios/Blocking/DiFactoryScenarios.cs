@@ -1,4 +1,5 @@
 using System.ComponentModel.DataAnnotations;
+using DiagnosticScenarios.Common;
 using DiagnosticScenarios.Infrastructure;
 using Microsoft.AspNetCore.Mvc;
 
@@ -13,8 +14,6 @@ namespace DiagnosticScenarios.Blocking;
 [Produces("text/plain")]
 public sealed class DiFactoryScenariosController : ControllerBase
 {
-    private const int MaxDelayMs = 60_000;
-
     /// <summary>
     /// BAD: resolves the request's <see cref="TenantSettings"/>, whose DI factory reads <c>.Result</c> on the store's async load
     /// (<see cref="DiFactoryScenarios.AddTenantSettings"/>), so resolving them parks a pool thread for the whole load.
@@ -22,7 +21,7 @@ public sealed class DiFactoryScenariosController : ControllerBase
     /// <remarks>The block hides in the container, where a reader of the action never sees it.</remarks>
     /// <param name="delayMs">How long the settings store takes to answer, in milliseconds (0–60000, default 200).</param>
     [HttpGet("difactory")]
-    public string Resolve([FromQuery, Range(0, MaxDelayMs)] int? delayMs)
+    public string Resolve([FromQuery, Range(0, ScenarioLimits.MaxDelayMs)] int? delayMs)
     {
         // Resolved here, once delayMs is known to be valid (the factory reads it), as a constructor or [FromServices] would per request.
         _ = HttpContext.RequestServices.GetRequiredService<TenantSettings>();
@@ -34,7 +33,7 @@ public sealed class DiFactoryScenariosController : ControllerBase
     /// <param name="delayMs">How long the settings store takes to answer, in milliseconds (0–60000, default 200).</param>
     /// <param name="cancellationToken">Cancelled when the client goes away; the load is abandoned with it.</param>
     [HttpGet("difactory-async")]
-    public async Task<string> LoadAsync([FromServices] TenantSettingsStore store, [FromQuery, Range(0, MaxDelayMs)] int? delayMs, CancellationToken cancellationToken)
+    public async Task<string> LoadAsync([FromServices] TenantSettingsStore store, [FromQuery, Range(0, ScenarioLimits.MaxDelayMs)] int? delayMs, CancellationToken cancellationToken)
     {
         // GOOD: the asynchronous initialisation is awaited by the action instead of blocked on in a DI factory; that is the one difference.
         _ = await store.LoadAsync(Delay(delayMs), cancellationToken);

@@ -1,4 +1,5 @@
 using System.ComponentModel.DataAnnotations;
+using DiagnosticScenarios.Common;
 using Microsoft.AspNetCore.Mvc;
 
 namespace DiagnosticScenarios.Blocking;
@@ -12,8 +13,6 @@ namespace DiagnosticScenarios.Blocking;
 [Produces("text/plain")]
 public sealed class HttpClientScenariosController(IHttpClientFactory clients) : ControllerBase
 {
-    private const int MaxDelayMs = 60_000;
-
     /// <summary>BAD: the synchronous <c>HttpClient.Send</c>; the pool thread waits for the whole call.</summary>
     /// <remarks>
     /// Under load most calls first wait for a new connection, which the handler opens on the pool and waits for with
@@ -22,7 +21,7 @@ public sealed class HttpClientScenariosController(IHttpClientFactory clients) : 
     /// </remarks>
     /// <param name="delayMs">How long the upstream takes to answer, in milliseconds (0–60000, default 500).</param>
     [HttpGet("httpclient")]
-    public string Send([FromQuery, Range(0, MaxDelayMs)] int? delayMs)
+    public string Send([FromQuery, Range(0, ScenarioLimits.MaxDelayMs)] int? delayMs)
     {
         var client = clients.CreateClient(SlowUpstream.ClientName);
         using var request = new HttpRequestMessage(HttpMethod.Get, SlowUpstream.Resource(Delay(delayMs)));
@@ -36,7 +35,7 @@ public sealed class HttpClientScenariosController(IHttpClientFactory clients) : 
     /// <param name="delayMs">How long the upstream takes to answer, in milliseconds (0–60000, default 500).</param>
     /// <param name="cancellationToken">Cancelled when the client goes away; the call to the upstream is abandoned with it.</param>
     [HttpGet("httpclient-async")]
-    public async Task<string> SendAsync([FromQuery, Range(0, MaxDelayMs)] int? delayMs, CancellationToken cancellationToken)
+    public async Task<string> SendAsync([FromQuery, Range(0, ScenarioLimits.MaxDelayMs)] int? delayMs, CancellationToken cancellationToken)
     {
         var client = clients.CreateClient(SlowUpstream.ClientName);
         using var request = new HttpRequestMessage(HttpMethod.Get, SlowUpstream.Resource(Delay(delayMs)));

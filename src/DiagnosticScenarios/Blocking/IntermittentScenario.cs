@@ -1,4 +1,5 @@
 using System.ComponentModel.DataAnnotations;
+using DiagnosticScenarios.Common;
 using DiagnosticScenarios.Scenarios;
 using Microsoft.AspNetCore.Mvc;
 
@@ -13,7 +14,6 @@ namespace DiagnosticScenarios.Blocking;
 [Produces("text/plain")]
 public sealed class IntermittentScenarioController(MockDatabase database) : ControllerBase
 {
-    private const int MaxDelayMs = 60_000;
     private const int MaxEvery = 1_000_000;
 
     private static long _requests;
@@ -28,7 +28,7 @@ public sealed class IntermittentScenarioController(MockDatabase database) : Cont
     /// <param name="cancellationToken">Cancelled when the client goes away.</param>
     [HttpGet("intermittent")]
     public async Task<string> Intermittent(
-        [FromQuery, Range(0, MaxDelayMs)] int? delayMs,
+        [FromQuery, Range(0, ScenarioLimits.MaxDelayMs)] int? delayMs,
         [FromQuery, Range(1, MaxEvery)] int? every,
         CancellationToken cancellationToken)
     {

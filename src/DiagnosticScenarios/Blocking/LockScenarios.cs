@@ -1,4 +1,5 @@
 using System.ComponentModel.DataAnnotations;
+using DiagnosticScenarios.Common;
 using DiagnosticScenarios.Scenarios;
 using Microsoft.AspNetCore.Mvc;
 
@@ -14,8 +15,6 @@ namespace DiagnosticScenarios.Blocking;
 [Produces("text/plain")]
 public sealed class LockScenariosController(MockDatabase database) : ControllerBase
 {
-    private const int MaxDelayMs = 60_000;
-
     private static readonly Lock Gate = new();
     private static readonly SemaphoreSlim AsyncGate = new(1, 1);
 
@@ -23,7 +22,7 @@ public sealed class LockScenariosController(MockDatabase database) : ControllerB
     /// <remarks>The pool gets no signal from a thread waiting for a lock, and the lock lets one request through per delay.</remarks>
     /// <param name="delayMs">How long the query under the lock takes, in milliseconds (0–60000, default 16).</param>
     [HttpGet("lock")]
-    public string Lock([FromQuery, Range(0, MaxDelayMs)] int? delayMs)
+    public string Lock([FromQuery, Range(0, ScenarioLimits.MaxDelayMs)] int? delayMs)
     {
         // BAD: the lock is held across a blocking query, so every request behind it parks its pool thread on the lock.
         lock (Gate)
@@ -38,7 +37,7 @@ public sealed class LockScenariosController(MockDatabase database) : ControllerB
     /// <param name="delayMs">How long the query under the semaphore takes, in milliseconds (0–60000, default 16).</param>
     /// <param name="cancellationToken">Cancelled when the client goes away, in the queue or in the query.</param>
     [HttpGet("lock-async")]
-    public async Task<string> LockAsync([FromQuery, Range(0, MaxDelayMs)] int? delayMs, CancellationToken cancellationToken)
+    public async Task<string> LockAsync([FromQuery, Range(0, ScenarioLimits.MaxDelayMs)] int? delayMs, CancellationToken cancellationToken)
     {
         // GOOD: the requests behind the holder await the semaphore instead of parking a thread on a lock; that is the one difference.
         await AsyncGate.WaitAsync(cancellationToken);

@@ -1,4 +1,5 @@
 using System.ComponentModel.DataAnnotations;
+using DiagnosticScenarios.Common;
 using DiagnosticScenarios.Scenarios;
 using Microsoft.AspNetCore.Mvc;
 
@@ -13,8 +14,6 @@ namespace DiagnosticScenarios.Blocking;
 [Produces("text/plain")]
 public sealed class SemaphoreScenariosController(MockDatabase database) : ControllerBase
 {
-    private const int MaxDelayMs = 60_000;
-
     private static readonly SemaphoreSlim Throttle = new(BlockingDefaults.SemaphoreThrottle, BlockingDefaults.SemaphoreThrottle);
     private static readonly SemaphoreSlim AsyncThrottle = new(BlockingDefaults.SemaphoreThrottle, BlockingDefaults.SemaphoreThrottle);
 
@@ -26,7 +25,7 @@ public sealed class SemaphoreScenariosController(MockDatabase database) : Contro
     /// <param name="delayMs">How long the query inside the throttle takes, in milliseconds (0–60000, default 200).</param>
     /// <param name="cancellationToken">Cancelled when the client goes away.</param>
     [HttpGet("semaphore")]
-    public async Task<string> Semaphore([FromQuery, Range(0, MaxDelayMs)] int? delayMs, CancellationToken cancellationToken)
+    public async Task<string> Semaphore([FromQuery, Range(0, ScenarioLimits.MaxDelayMs)] int? delayMs, CancellationToken cancellationToken)
     {
 #pragma warning disable VSTHRD103 // deliberate: this endpoint demonstrates a synchronous wait inside an async method
         // BAD: Wait() parks this pool thread until a slot frees, and freeing one needs a pool thread.
@@ -48,7 +47,7 @@ public sealed class SemaphoreScenariosController(MockDatabase database) : Contro
     /// <param name="delayMs">How long the query inside the throttle takes, in milliseconds (0–60000, default 200).</param>
     /// <param name="cancellationToken">Cancelled when the client goes away, waiting for a slot or in the query.</param>
     [HttpGet("semaphore-async")]
-    public async Task<string> SemaphoreAsync([FromQuery, Range(0, MaxDelayMs)] int? delayMs, CancellationToken cancellationToken)
+    public async Task<string> SemaphoreAsync([FromQuery, Range(0, ScenarioLimits.MaxDelayMs)] int? delayMs, CancellationToken cancellationToken)
     {
         // GOOD: await WaitAsync() instead of Wait(); that is the one difference.
         await AsyncThrottle.WaitAsync(cancellationToken);

@@ -1,5 +1,6 @@
 using System.Globalization;
 using System.Web;
+using DiagnosticScenarios.Common;
 using DiagnosticScenarios.Infrastructure;
 
 namespace DiagnosticScenarios.Blocking;
@@ -16,8 +17,6 @@ public sealed class SlowUpstream : IDisposable
 
     // Above 125 connections and whatever the load runner's page control allows (500), with room for connections that close late.
     private const int MaxConnections = 1024;
-    private const int MaxDelayMs = 60_000;
-
     private readonly ThreadedHttpServer _server = new("slow upstream", MaxConnections, Answer);
 
     /// <summary><c>http://127.0.0.1:{port}/</c>, once started.</summary>
@@ -47,9 +46,9 @@ public sealed class SlowUpstream : IDisposable
         }
 
         var delay = HttpUtility.ParseQueryString(request.Query)["delayMs"];
-        if (!StrictBinding.TryParseWholeNumber(delay, out var delayMs) || delayMs > MaxDelayMs)
+        if (!StrictBinding.TryParseWholeNumber(delay, out var delayMs) || delayMs > ScenarioLimits.MaxDelayMs)
         {
-            exchange.Respond(400, "text/plain; charset=utf-8", $"delayMs must be a whole number from 0 to {MaxDelayMs}.");
+            exchange.Respond(400, "text/plain; charset=utf-8", $"delayMs must be a whole number from 0 to {ScenarioLimits.MaxDelayMs}.");
             return;
         }
 

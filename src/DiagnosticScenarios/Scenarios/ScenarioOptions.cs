@@ -1,4 +1,5 @@
 using System.ComponentModel.DataAnnotations;
+using DiagnosticScenarios.Common;
 
 namespace DiagnosticScenarios.Scenarios;
 
@@ -11,11 +12,11 @@ public sealed class ScenarioOptions
     public const int DefaultMockDelayMs = 500;
 
     /// <summary>How long the mock database takes to answer when a request names no <c>delayMs</c>.</summary>
-    [Range(0, 60000)]
+    [Range(0, ScenarioLimits.MaxDelayMs)]
     public int MockDelayMs { get; set; } = DefaultMockDelayMs;
 
     /// <summary>How long each taskburst task waits when the request names no <c>delayMs</c>.</summary>
-    [Range(0, 60000)]
+    [Range(0, ScenarioLimits.MaxDelayMs)]
     public int TaskBurstDelayMs { get; set; } = 1000;
 
     /// <summary>The most memory <c>memleak</c> may root in one process, in kilobytes.</summary>

@@ -1,6 +1,7 @@
 using System.ComponentModel.DataAnnotations;
 using System.Diagnostics;
 using System.Text.Json.Serialization;
+using DiagnosticScenarios.Common;
 using Microsoft.AspNetCore.Mvc;
 using Microsoft.AspNetCore.RateLimiting;
 using Microsoft.Extensions.Options;
@@ -16,14 +17,13 @@ namespace DiagnosticScenarios.Scenarios;
 [Produces("text/plain")]
 public sealed class StarvationScenariosController(MockDatabase database, IOptions<ScenarioOptions> options, IHostApplicationLifetime lifetime) : ControllerBase
 {
-    private const int MaxDelayMs = 60_000;
     private const int MaxBurstCount = 10_000;
 
     /// <summary>BAD: sync-over-async. A sync action reads <c>.Result</c> on the async query and holds a pool thread for the whole wait.</summary>
     /// <remarks>The pool injects threads faster for Task waits since .NET 6 (cooperative blocking), so this degrades less than the others, but it degrades.</remarks>
     /// <param name="delayMs">How long the mock database takes to answer, in milliseconds (0–60000, default 500).</param>
     [HttpGet("taskwait")]
-    public string TaskWait([FromQuery, Range(0, MaxDelayMs)] int? delayMs)
+    public string TaskWait([FromQuery, Range(0, ScenarioLimits.MaxDelayMs)] int? delayMs)
     {
 #pragma warning disable VSTHRD002 // deliberate: this endpoint demonstrates sync-over-async
         // BAD: .Result parks this pool thread for the whole query (sync-over-async).
@@ -36,7 +36,7 @@ public sealed class StarvationScenariosController(MockDatabase database, IOption
     /// <remarks>No cooperative-blocking help: thread injection falls back to about 1–2 threads a second. The worst of the family.</remarks>
     /// <param name="delayMs">How long the mock database takes to answer, in milliseconds (0–60000, default 500).</param>
     [HttpGet("tasksleepwait")]
-    public string TaskSleepWait([FromQuery, Range(0, MaxDelayMs)] int? delayMs)
+    public string TaskSleepWait([FromQuery, Range(0, ScenarioLimits.MaxDelayMs)] int? delayMs)
     {
         var query = database.QueryAsync(MockDelay(delayMs));
 
@@ -53,7 +53,7 @@ public sealed class StarvationScenariosController(MockDatabase database, IOption
     /// <param name="delayMs">How long the mock database takes to answer, in milliseconds (0–60000, default 500).</param>
     /// <param name="cancellationToken">Cancelled when the client goes away.</param>
     [HttpGet("taskasyncwait")]
-    public async Task<string> TaskAsyncWait([FromQuery, Range(0, MaxDelayMs)] int? delayMs, CancellationToken cancellationToken)
+    public async Task<string> TaskAsyncWait([FromQuery, Range(0, ScenarioLimits.MaxDelayMs)] int? delayMs, CancellationToken cancellationToken)
     {
         // GOOD: await hands this thread back to the pool until the query answers; that is the one difference from taskwait.
         await database.QueryAsync(MockDelay(delayMs), cancellationToken);
@@ -64,7 +64,7 @@ public sealed class StarvationScenariosController(MockDatabase database, IOption
     /// <remarks>The thread waits in the driver, where the pool cannot see it: no compensation at all.</remarks>
     /// <param name="delayMs">How long the mock database takes to answer, in milliseconds (0–60000, default 500).</param>
     [HttpGet("syncio")]
-    public string SyncIo([FromQuery, Range(0, MaxDelayMs)] int? delayMs)
+    public string SyncIo([FromQuery, Range(0, ScenarioLimits.MaxDelayMs)] int? delayMs)
     {
         // BAD: the blocking query holds this pool thread for its whole duration.
         database.Query(MockDelay(delayMs));
@@ -76,7 +76,7 @@ public sealed class StarvationScenariosController(MockDatabase database, IOption
     /// <param name="delayMs">How long the mock database takes to answer, in milliseconds (0–60000, default 500).</param>
 #pragma warning disable CS1998 // deliberate: an async method with nothing to await is the point of this endpoint
     [HttpGet("asyncsyncio")]
-    public async Task<string> AsyncSyncIo([FromQuery, Range(0, MaxDelayMs)] int? delayMs)
+    public async Task<string> AsyncSyncIo([FromQuery, Range(0, ScenarioLimits.MaxDelayMs)] int? delayMs)
     {
 #pragma warning disable VSTHRD103 // deliberate: this endpoint demonstrates a blocking call inside an async method
         // BAD: 'async' on the signature changes nothing; this call still blocks the pool thread.
@@ -91,7 +91,7 @@ public sealed class StarvationScenariosController(MockDatabase database, IOption
     /// <param name="delayMs">How long the mock database takes to answer, in milliseconds (0–60000, default 500).</param>
     /// <param name="cancellationToken">Cancelled when the client goes away (only before the blocking query starts).</param>
     [HttpGet("taskrunwait")]
-    public async Task<string> TaskRunWait([FromQuery, Range(0, MaxDelayMs)] int? delayMs, CancellationToken cancellationToken)
+    public async Task<string> TaskRunWait([FromQuery, Range(0, ScenarioLimits.MaxDelayMs)] int? delayMs, CancellationToken cancellationToken)
     {
         // BAD: Task.Run moves the blocking query to another pool thread, which it holds for the whole query.
         await Task.Run(() => database.Query(MockDelay(delayMs)), cancellationToken);
@@ -102,7 +102,7 @@ public sealed class StarvationScenariosController(MockDatabase database, IOption
     /// <remarks>It only avoids the AggregateException wrapping; the thread is held all the same.</remarks>
     /// <param name="delayMs">How long the mock database takes to answer, in milliseconds (0–60000, default 500).</param>
     [HttpGet("getawaiterresult")]
-    public string GetAwaiterResult([FromQuery, Range(0, MaxDelayMs)] int? delayMs)
+    public string GetAwaiterResult([FromQuery, Range(0, ScenarioLimits.MaxDelayMs)] int? delayMs)
     {
 #pragma warning disable VSTHRD002 // deliberate: this endpoint demonstrates sync-over-async
         // BAD: GetAwaiter().GetResult() parks this pool thread for the whole query, just like .Result.
@@ -135,7 +135,7 @@ public sealed class StarvationScenariosController(MockDatabase database, IOption
     public async Task<ActionResult<string>> TaskBurst(
         [FromQuery, Range(1, MaxBurstCount)] int? count,
         [FromQuery] TaskBurstMode? mode,
-        [FromQuery, Range(0, MaxDelayMs)] int? delayMs,
+        [FromQuery, Range(0, ScenarioLimits.MaxDelayMs)] int? delayMs,
         CancellationToken cancellationToken)
     {
         var tasks = count ?? 1000;

@@ -2,6 +2,7 @@ using System.ComponentModel.DataAnnotations;
 using System.Diagnostics;
 using System.Globalization;
 using System.Runtime.CompilerServices;
+using DiagnosticScenarios.Common;
 using Microsoft.AspNetCore.Mvc;
 
 namespace DiagnosticScenarios.Sql;
@@ -26,7 +27,6 @@ public sealed class SqlScenarioController(SqlScenarioDatabase database, SqlScena
     /// <summary>The response header that reports how long opening the connection took, in milliseconds.</summary>
     public const string ConnectionWaitHeader = "X-Connection-Wait-Ms";
 
-    private const int MaxDelayMs = 60_000;
     /// <summary>The delay when a request names no <c>delayMs</c>.</summary>
     public const int DefaultDelayMs = 1000;
 
@@ -34,7 +34,7 @@ public sealed class SqlScenarioController(SqlScenarioDatabase database, SqlScena
     /// <remarks>The driver blocks this pool thread in a socket read for the whole query; the pool gets no signal to compensate.</remarks>
     /// <param name="delayMs">How long the database waits before it answers, in milliseconds (0–60000, default 1000).</param>
     [HttpGet("sync")]
-    public string Sync([FromQuery, Range(0, MaxDelayMs)] int? delayMs)
+    public string Sync([FromQuery, Range(0, ScenarioLimits.MaxDelayMs)] int? delayMs)
     {
         using var connection = database.CreateConnection();
         using var command = database.CreateDelayCommand(connection, Delay(delayMs));
@@ -51,7 +51,7 @@ public sealed class SqlScenarioController(SqlScenarioDatabase database, SqlScena
     /// <param name="delayMs">How long the database waits before it answers, in milliseconds (0–60000, default 1000).</param>
 #pragma warning disable CS1998 // deliberate: an async method with nothing to await is the point of this endpoint
     [HttpGet("asyncsyncio")]
-    public async Task<string> AsyncSyncIo([FromQuery, Range(0, MaxDelayMs)] int? delayMs)
+    public async Task<string> AsyncSyncIo([FromQuery, Range(0, ScenarioLimits.MaxDelayMs)] int? delayMs)
     {
 #pragma warning disable VSTHRD103 // deliberate: this endpoint demonstrates blocking calls inside an async method
         using var connection = database.CreateConnection();
@@ -71,7 +71,7 @@ public sealed class SqlScenarioController(SqlScenarioDatabase database, SqlScena
     /// <param name="delayMs">How long the database waits before it answers, in milliseconds (0–60000, default 1000).</param>
     /// <param name="cancellationToken">Cancelled when the client goes away (only before the blocking query starts).</param>
     [HttpGet("taskrun")]
-    public async Task<string> TaskRun([FromQuery, Range(0, MaxDelayMs)] int? delayMs, CancellationToken cancellationToken)
+    public async Task<string> TaskRun([FromQuery, Range(0, ScenarioLimits.MaxDelayMs)] int? delayMs, CancellationToken cancellationToken)
     {
         using var connection = database.CreateConnection();
         using var command = database.CreateDelayCommand(connection, Delay(delayMs));
@@ -92,7 +92,7 @@ public sealed class SqlScenarioController(SqlScenarioDatabase database, SqlScena
     /// <remarks>The I/O is asynchronous but this pool thread waits for it; cooperative blocking makes the pool grow a little faster, no more.</remarks>
     /// <param name="delayMs">How long the database waits before it answers, in milliseconds (0–60000, default 1000).</param>
     [HttpGet("wait")]
-    public string Wait([FromQuery, Range(0, MaxDelayMs)] int? delayMs)
+    public string Wait([FromQuery, Range(0, ScenarioLimits.MaxDelayMs)] int? delayMs)
     {
         using var connection = database.CreateConnection();
         using var command = database.CreateDelayCommand(connection, Delay(delayMs));
@@ -110,7 +110,7 @@ public sealed class SqlScenarioController(SqlScenarioDatabase database, SqlScena
     /// <param name="delayMs">How long the database waits before it answers, in milliseconds (0–60000, default 1000).</param>
     /// <param name="cancellationToken">Cancelled when the client goes away; the driver then cancels the command on the server.</param>
     [HttpGet("async")]
-    public async Task<string> Async([FromQuery, Range(0, MaxDelayMs)] int? delayMs, CancellationToken cancellationToken)
+    public async Task<string> Async([FromQuery, Range(0, ScenarioLimits.MaxDelayMs)] int? delayMs, CancellationToken cancellationToken)
     {
         await using var connection = database.CreateConnection();
         await using var command = database.CreateDelayCommand(connection, Delay(delayMs));
