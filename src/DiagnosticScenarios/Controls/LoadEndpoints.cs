@@ -6,16 +6,13 @@ namespace DiagnosticScenarios.Controls;
 /// <summary><c>/api/threadpool/load</c>: the page's load control, which starts the load runner as a process of its own.</summary>
 internal static class LoadEndpoints
 {
-    private const int DefaultConnections = 125;
-    private const int DefaultDurationSeconds = 10;
-
     public static void MapLoad(this RouteGroupBuilder controls)
     {
         controls.MapGet("/load", (LoadRunLauncher launcher) => TypedResults.Ok(launcher.Status()))
             .WithSummary("The load run started from the page, if any, and the scenarios it can target.");
 
         controls.MapPost("/load", StartLoad).RequireControlGate()
-            .WithSummary("Starts the load runner as a separate process against a scenario (a control: loopback only, with the X-DiagnosticScenarios-Control header; at most 500 connections and 120 s, one run at a time).");
+            .WithSummary($"Starts the load runner as a separate process against a scenario (a control: loopback only, with the X-DiagnosticScenarios-Control header; at most {LoadRunLauncher.Limits.MaxConnections} connections and {LoadRunLauncher.Limits.MaxDurationSeconds} s, one run at a time).");
 
         controls.MapDelete("/load", (LoadRunLauncher launcher) => TypedResults.Ok(launcher.Stop())).RequireControlGate()
             .WithSummary("Stops the load run in progress (a control: loopback only, with the X-DiagnosticScenarios-Control header).");
@@ -29,8 +26,9 @@ internal static class LoadEndpoints
             parameters.Error("scenario", $"scenario must be one of: {string.Join(", ", LoadRunLauncher.Scenarios)}.");
         }
 
-        var connectionCount = parameters.Count("connections", connections, 1, LoadRunLauncher.MaxConnections, fallback: DefaultConnections);
-        var duration = parameters.Count("durationSeconds", durationSeconds, 1, LoadRunLauncher.MaxDurationSeconds, fallback: DefaultDurationSeconds);
+        var limits = LoadRunLauncher.Limits;
+        var connectionCount = parameters.Count("connections", connections, 1, limits.MaxConnections, fallback: limits.DefaultConnections);
+        var duration = parameters.Count("durationSeconds", durationSeconds, 1, limits.MaxDurationSeconds, fallback: limits.DefaultDurationSeconds);
         if (parameters.HasErrors)
         {
             return parameters.Problem();

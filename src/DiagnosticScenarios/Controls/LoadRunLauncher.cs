@@ -14,8 +14,8 @@ namespace DiagnosticScenarios.Controls;
 /// </summary>
 public sealed partial class LoadRunLauncher(IConfiguration configuration, ILogger<LoadRunLauncher> logger) : IDisposable
 {
-    public const int MaxConnections = 500;
-    public const int MaxDurationSeconds = 120;
+    /// <summary>The bounds and defaults of a page-started run: the API holds a request to them and the page's form reads them.</summary>
+    public static LoadLimits Limits { get; } = new(DefaultConnections: 125, MaxConnections: 500, DefaultDurationSeconds: 30, MaxDurationSeconds: 120);
 
     /// <summary>
     /// How long each request of a page-started run may wait for its answer. Under tasksleepwait at 125 connections on two
@@ -26,6 +26,9 @@ public sealed partial class LoadRunLauncher(IConfiguration configuration, ILogge
 
     private const int MaxOutputChars = 64 * 1024;
 
+    /// <summary>The end of a run stopped with <c>DELETE /api/threadpool/load</c> (the page's Stop), which the killed runner cannot report itself.</summary>
+    public const string StoppedOnRequest = "Stopped on request (DELETE /api/threadpool/load) before it could report.";
+
     // The run may drain its requests for a request timeout after its duration; past that, it is killed.
     private static readonly TimeSpan Overstay = RequestTimeout + TimeSpan.FromSeconds(10);
 
@@ -35,6 +38,9 @@ public sealed partial class LoadRunLauncher(IConfiguration configuration, ILogge
     private readonly Lock _lock = new();
     private LoadRun? _current;
     private ChildProcess? _process;
+
+    // Set when the run in progress is stopped on request, so that its end says so instead of an exit code alone.
+    private bool _stopRequested;
 
     // Where the runner was found: it stays there for the process's life, and the page asks for the status every second.
     private string? _foundRunner;
@@ -72,7 +78,7 @@ public sealed partial class LoadRunLauncher(IConfiguration configuration, ILogge
     }
 
     /// <summary>The answer of <c>GET /api/threadpool/load</c>, on the app and on the live page's server.</summary>
-    public LoadStatus Status() => new(Current, RunnerPath, Scenarios);
+    public LoadStatus Status() => new(Current, RunnerPath, Scenarios, Limits);
 
     /// <summary>Starts a run; when one is already running, returns that run and <c>Started: false</c>.</summary>
     /// <exception cref="FileNotFoundException">The runner is not where <see cref="RunnerPath"/> says.</exception>
@@ -108,6 +114,7 @@ public sealed partial class LoadRunLauncher(IConfiguration configuration, ILogge
                 OnExit = result => Finished(() => run!, result),
             });
             _process = process;
+            _stopRequested = false;
             run = new LoadRun(scenario, target.ToString(), connections, durationSeconds, DateTimeOffset.UtcNow, process.Id, Running: true, EndedAt: null, ExitCode: null, Result: null, Error: null);
             _current = run;
             LogStarted(logger, process.Id, target, connections, durationSeconds);
@@ -120,7 +127,12 @@ public sealed partial class LoadRunLauncher(IConfiguration configuration, ILogge
     {
         lock (_lock)
         {
-            _process?.Kill();
+            if (_current is { Running: true })
+            {
+                _stopRequested = true;
+                _process?.Kill();
+            }
+
             return _current;
         }
     }
@@ -136,9 +148,11 @@ public sealed partial class LoadRunLauncher(IConfiguration configuration, ILogge
     private void Finished(Func<LoadRun> started, ChildProcessResult exit)
     {
         LoadRun run;
+        bool stopped;
         lock (_lock)
         {
             run = started();
+            stopped = _stopRequested;
         }
 
         LogFinished(logger, run.ProcessId, exit.ExitCode);
@@ -148,7 +162,7 @@ public sealed partial class LoadRunLauncher(IConfiguration configuration, ILogge
             EndedAt = DateTimeOffset.UtcNow,
             ExitCode = exit.ExitCode,
             Result = exit.ExitCode == 0 ? ParseReport(exit.Output) : null,
-            Error = exit.ExitCode == 0 ? null : $"{exit.Error}{(exit.TimedOut ? $"\nKilled: the run overstayed its {Overstay.TotalSeconds:0} s past its duration." : "")}".Trim(),
+            Error = exit.ExitCode == 0 ? null : $"{(stopped ? StoppedOnRequest + "\n" : "")}{exit.Error}{(exit.TimedOut ? $"\nKilled: the run overstayed its {Overstay.TotalSeconds:0} s past its duration." : "")}".Trim(),
         };
         lock (_lock)
         {
@@ -186,8 +200,11 @@ public sealed partial class LoadRunLauncher(IConfiguration configuration, ILogge
     private static partial void LogFinished(ILogger logger, int processId, int exitCode);
 }
 
-/// <summary>The load run started from the page, if any, where the runner is, and the scenarios it can target.</summary>
-public sealed record LoadStatus(LoadRun? Current, string RunnerPath, IReadOnlyList<string> Scenarios);
+/// <summary>The load run started from the page, if any, where the runner is, the scenarios it can target and the bounds of a run.</summary>
+public sealed record LoadStatus(LoadRun? Current, string RunnerPath, IReadOnlyList<string> Scenarios, LoadLimits Limits);
+
+/// <summary>How many connections and seconds a page-started run takes when the request names none, and the most it may ask for.</summary>
+public sealed record LoadLimits(int DefaultConnections, int MaxConnections, int DefaultDurationSeconds, int MaxDurationSeconds);
 
 /// <summary>A load run started from the page; <see cref="Result"/> is the runner's JSON report once it has finished.</summary>
 /// <param name="Scenario">The scenario, as the load control names it (<c>diagscenario/taskwait</c>).</param>

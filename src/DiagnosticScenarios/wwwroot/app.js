@@ -321,7 +321,7 @@ function showLoad(run) {
     result.hidden = false;
   } else {
     box.dataset.state = 'failed';
-    $('load-status').textContent = `Ended without figures: ${what}, started ${started}. ${run.error ?? `The runner exited with code ${run.exitCode}.`}`;
+    $('load-status').textContent = `Ended without figures: ${what}, started ${started}. ${run.error || `The runner exited with code ${run.exitCode}.`}`;
     result.hidden = true;
   }
   scheduleRender();
@@ -432,6 +432,16 @@ async function wireControls() {
   const explain = () => { $('scenario-explanation').textContent = explanations.get(select.value) ?? ''; };
   select.addEventListener('change', explain);
   explain();
+
+  // A run's bounds and defaults are the app's, the ones it holds a request to.
+  const { limits } = await (await fetch('/api/threadpool/load')).json();
+  for (const [id, value, max] of [
+    ['load-connections', limits.defaultConnections, limits.maxConnections],
+    ['load-duration', limits.defaultDurationSeconds, limits.maxDurationSeconds],
+  ]) {
+    $(id).max = max;
+    $(id).value = value;
+  }
 
   $('load-start').addEventListener('click', async () => {
     const query = new URLSearchParams({

@@ -31,6 +31,8 @@ internal sealed class BrowserObserver(SharedBrowser browser) : IRunObserver
           loadResultShown: !document.getElementById('load-result').hidden,
           loadFields: Object.fromEntries([...document.querySelectorAll('#load-result [data-field]')].map((e) => [e.dataset.field, e.textContent])),
           scenarios: document.getElementById('load-scenario').options.length,
+          wired: !document.getElementById('load-start').disabled,
+          loadForm: Object.fromEntries(['load-connections', 'load-duration'].map((id) => [id, { value: document.getElementById(id).value, max: document.getElementById(id).max }])),
           streamOpenedAt: window.livePage?.streamOpenedAt ?? 0,
           arrivals: window.livePage?.arrivals ?? [],
           exports: window.livePage?.exports ?? [],
@@ -50,7 +52,7 @@ internal sealed class BrowserObserver(SharedBrowser browser) : IRunObserver
         var driver = browser.Driver;
         driver.Navigate().GoToUrl(run.LivePage);
         var livePage = driver.CurrentWindowHandle;
-        SharedBrowser.WaitUntil(() => State() is { Samples: > 0, Scenarios: > 0 }, Patience, "draw its first sample and list the scenarios");
+        SharedBrowser.WaitUntil(() => State() is { Samples: > 0, Scenarios: > 0, Wired: true }, Patience, "draw its first sample, list the scenarios and wire its buttons");
         var beforeLoad = State();
         driver.SwitchTo().NewWindow(WindowType.Tab);
         driver.Navigate().GoToUrl(new Uri(run.App, "index.html"));
@@ -209,11 +211,16 @@ internal sealed record PageState(
     bool LoadResultShown,
     IReadOnlyDictionary<string, string> LoadFields,
     double Scenarios,
+    bool Wired,
+    IReadOnlyDictionary<string, PageInput> LoadForm,
     double StreamOpenedAt,
     IReadOnlyList<PageArrival> Arrivals,
     IReadOnlyList<PageExportEntry> Exports,
     PageStacks Stacks,
     IReadOnlyList<CanvasSize> Canvases);
+
+/// <summary>A number input of the load form as the page set it: its value and its maximum, as text.</summary>
+internal sealed record PageInput(string Value, string Max);
 
 /// <summary>The stack panel: which capture it shows (its trigger and when it was asked for, as the API gave them) and its sites' lines.</summary>
 internal sealed record PageStacks(string? Trigger, string? RequestedAt, IReadOnlyList<string> Lines);

@@ -1,3 +1,4 @@
+using DiagnosticScenarios.Controls;
 using DiagnosticScenarios.Diagnosis;
 using System.Globalization;
 using DiagnosticScenarios.Tests.Load;
@@ -157,6 +158,18 @@ public sealed class LivePageBrowserTests(ObservedRuns runs, ITestOutputHelper ou
     }
 
     [ChromiumFact]
+    public async Task LivePage_LoadForm_OffersTheAppsDefaultsAndBoundsForARun()
+    {
+        var run = await runs.RunAsync(RunPlan.TaskWait);
+
+        var form = run.Record<BrowserRecord>().BeforeLoad.LoadForm;
+
+        var limits = LoadRunLauncher.Limits;
+        Assert.Equal(new PageInput(Invariant(limits.DefaultConnections), Invariant(limits.MaxConnections)), form["load-connections"]);
+        Assert.Equal(new PageInput(Invariant(limits.DefaultDurationSeconds), Invariant(limits.MaxDurationSeconds)), form["load-duration"]);
+    }
+
+    [ChromiumFact]
     public async Task LivePage_SaysItIsServedOffThePool_WhenOpenedOnItsOwnServer()
     {
         var run = await runs.RunAsync(RunPlan.TaskWait);
@@ -166,6 +179,8 @@ public sealed class LivePageBrowserTests(ObservedRuns runs, ITestOutputHelper ou
         output.WriteLine(page.ServedText);
         Assert.Equal("off-the-pool", page.Served);
     }
+
+    private static string Invariant(int value) => value.ToString(CultureInfo.InvariantCulture);
 
     private async Task AssertLiveAsync(RunPlan plan)
     {

@@ -1,0 +1,8 @@
+namespace DiagnosticScenarios.Common;
+
+/// <summary>The bounds every scenario route and the load runner hold a request's parameters to.</summary>
+public static class ScenarioLimits
+{
+    /// <summary>The longest delay, in milliseconds, a request may ask a scenario's database, upstream or worker for: a minute.</summary>
+    public const int MaxDelayMs = 60_000;
+}
