@@ -31,6 +31,7 @@ public sealed class ThreadedHttpServer : IDisposable
     private readonly string _name;
     private readonly int _maxConnections;
     private readonly Action<HttpExchange> _handle;
+    private readonly Action<HttpRequestHead, Exception>? _failed;
     private readonly List<Socket> _listeners = [];
     private readonly HashSet<Socket> _connections = [];
     private readonly Lock _lock = new();
@@ -39,11 +40,13 @@ public sealed class ThreadedHttpServer : IDisposable
     /// <param name="name">Names its threads, for stacks and logs.</param>
     /// <param name="maxConnections">Connections served at once; one more is answered 503 and closed.</param>
     /// <param name="handle">Answers one request, on the connection's thread; it may block that thread as long as it likes.</param>
-    public ThreadedHttpServer(string name, int maxConnections, Action<HttpExchange> handle)
+    /// <param name="failed">Told of an exception <paramref name="handle"/> threw (to log it); the request gets a 500 ProblemDetails, the server goes on.</param>
+    public ThreadedHttpServer(string name, int maxConnections, Action<HttpExchange> handle, Action<HttpRequestHead, Exception>? failed = null)
     {
         _name = name;
         _maxConnections = maxConnections;
         _handle = handle;
+        _failed = failed;
     }
 
     /// <summary>The port it listens on, once started.</summary>
@@ -151,7 +154,18 @@ public sealed class ThreadedHttpServer : IDisposable
             while (!_stopping && reader.ReadRequest(connection.RemoteEndPoint) is { } request)
             {
                 var exchange = new HttpExchange(request, stream);
-                _handle(exchange);
+                try
+                {
+                    _handle(exchange);
+                }
+                catch (Exception e) when (e is not (IOException or SocketException or ObjectDisposedException))
+                {
+                    // On a thread of its own an unhandled exception would end the app: the request fails, the server goes on.
+                    _failed?.Invoke(request, e);
+                    exchange.FailIfNotAnswered($"The {_name} server failed to answer {request.Method} {request.Path}: {e.GetType().Name}.");
+                    return;
+                }
+
                 exchange.EndIfNotAnswered();
                 if (!exchange.KeepAlive)
                 {
@@ -414,6 +428,16 @@ public sealed class HttpExchange
         _connection.Write(Head(status, contentType, contentLength: null, keepAlive: false, headers));
         _connection.Flush();
         return _connection;
+    }
+
+    // A handler that threw: a 500 ProblemDetails when nothing was written yet; the connection closes either way.
+    internal void FailIfNotAnswered(string detail)
+    {
+        if (!_answered)
+        {
+            KeepAlive = false;
+            Respond(500, ProblemContentType, Problem(500, detail));
+        }
     }
 
     internal void EndIfNotAnswered()

@@ -55,7 +55,7 @@ public sealed partial class LivePageServer(
 
     public Task StartAsync(CancellationToken cancellationToken)
     {
-        var server = new ThreadedHttpServer("live page", MaxConnections, Handle);
+        var server = new ThreadedHttpServer("live page", MaxConnections, Handle, (request, e) => LogFailed(logger, e, request.Method, request.Path));
         try
         {
             server.Start(options.Value.Port);
@@ -264,4 +264,7 @@ public sealed partial class LivePageServer(
 
     [LoggerMessage(EventId = 5402, Level = LogLevel.Warning, Message = "The live page's own server could not listen on port {Port} ({Reason}); the app serves the page itself, through the thread pool, so it goes dark while the pool starves. Set LivePage:Port to a free port.")]
     private static partial void LogNotListening(ILogger logger, int port, string reason);
+
+    [LoggerMessage(EventId = 5403, Level = LogLevel.Error, Message = "The live page's own server failed to answer {Method} {Path}; it answered 500 and goes on serving")]
+    private static partial void LogFailed(ILogger logger, Exception exception, string method, string path);
 }

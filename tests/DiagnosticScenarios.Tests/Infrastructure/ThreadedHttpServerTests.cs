@@ -62,6 +62,31 @@ public sealed class ThreadedHttpServerTests
         AssertProblem(answer, 503, "Service Unavailable", "Too many connections to this server at once; retry.");
     }
 
+    /// <summary>On a thread of its own an unhandled exception would have ended the whole app.</summary>
+    [Fact]
+    public async Task AHandlerThatThrows_IsA500Problem_TheFailureIsReported_AndTheServerGoesOnServing()
+    {
+        var failures = new List<string>();
+        using var server = new ThreadedHttpServer("test", 4, exchange =>
+        {
+            if (exchange.Request.Path == "/broken")
+            {
+                throw new InvalidOperationException("a handler's own bug");
+            }
+
+            exchange.Respond(200, "text/plain", "ok");
+        }, (request, e) => { lock (failures) { failures.Add($"{request.Path}: {e.Message}"); } });
+        server.Start(0);
+
+        var broken = await ExchangeAsync(server.Port, "GET /broken HTTP/1.1\r\nHost: localhost\r\n\r\n");
+        var next = await ExchangeAsync(server.Port, "GET /fine HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
+
+        AssertProblem(broken, 500, "Internal Server Error", "The test server failed to answer GET /broken: InvalidOperationException.");
+        Assert.Contains("Connection: close\r\n", broken, StringComparison.Ordinal);
+        Assert.Equal(["/broken: a handler's own bug"], failures);
+        Assert.StartsWith("HTTP/1.1 200 ", next, StringComparison.Ordinal);
+    }
+
     private static ThreadedHttpServer Started(int maxConnections)
     {
         var server = new ThreadedHttpServer("test", maxConnections, exchange => exchange.Respond(200, "text/plain", "ok"));
