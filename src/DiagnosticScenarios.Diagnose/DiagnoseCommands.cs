@@ -179,7 +179,7 @@ public static class DiagnoseCommands
             HelpName = "duration",
             CustomParser = r => ParseDuration(r, allowZero: false),
         };
-        var watch = new Command("watch", "Waits for thread-pool starvation (the thread count climbing while the queue stays long, completions low and the CPU under 80 %, read from the runtime's counters once a second), then names the blocking code at that moment.")
+        var watch = new Command("watch", $"Waits for thread-pool starvation (the thread count climbing while the queue stays long, completions low and the CPU under {StarvationRule.Default.MaxCpuPercent:0} %, read from the runtime's counters once a second), then names the blocking code at that moment.")
         {
             processId, name, timeout, format, json, outputFile, top, app,
         };

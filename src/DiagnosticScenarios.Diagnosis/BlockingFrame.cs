@@ -102,8 +102,7 @@ public sealed record BlockingFrame(BlockingKind Kind, string Name, string Frame)
     [
         ("HttpClient.Send", "call HttpClient.SendAsync with the request's CancellationToken and await it (/api/blocking/httpclient → httpclient-async)"),
         ("StreamReader.Read", "read with the …Async twin (ReadToEndAsync) and await it, and AllowSynchronousIO can stay off (/api/blocking/bodyread → bodyread-async)"),
-        ("BlockingCollection`1.Take", "hand the items over through a Channel and await its reader's ReadAsync: BlockingCollection has no async Take (/api/blocking/blockingcollection → channel)"),
-        ("BlockingCollection`1.TryTake", "hand the items over through a Channel and await its reader's ReadAsync: BlockingCollection has no async Take (/api/blocking/blockingcollection → channel)"),
+        ("BlockingCollection`1.", "hand the items over through a Channel and await its reader's ReadAsync: BlockingCollection has no async Take (/api/blocking/blockingcollection → channel)"),
     ];
 
     // A wait in a delegate the DI container calls to build a service: the container cannot await it. The container calls

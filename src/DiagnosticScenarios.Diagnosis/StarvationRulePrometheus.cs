@@ -23,7 +23,7 @@ public sealed record PrometheusRuleDurations(TimeSpan ScrapeInterval, TimeSpan R
     public static PrometheusRuleDurations Shipped { get; } = new(
         ScrapeInterval: TimeSpan.FromSeconds(1),
         RateWindow: TimeSpan.FromSeconds(5),
-        For: TimeSpan.FromSeconds(3));
+        For: TimeSpan.FromSeconds(StarvationRule.Default.WindowSeconds));
 
     /// <summary>
     /// What <c>monitoring/alerts-15s.yml</c> ships, for Prometheus's usual production scrape of 15 s: the window's three

@@ -30,4 +30,13 @@ public sealed class AlertRulesFileTests
             $"{path} is not what StarvationRule.Default.ToPrometheusRules(PrometheusRuleDurations.{durationsName}) renders; rewrite it with "
             + $"`{WriteVariable}=1 dotnet test --filter {nameof(AlertRulesFileTests)}` and commit it. Rendered:\n{rendered}");
     }
+
+    /// <summary>The shipped rules are written for a scrape and an evaluation a second; the shipped scrape configuration must give them that.</summary>
+    [Fact]
+    public void ShippedScrapeConfig_ScrapesAndEvaluatesAtTheIntervalTheShippedRulesAreWrittenFor()
+    {
+        var interval = PrometheusServer.Duration(PrometheusRuleDurations.Shipped.ScrapeInterval);
+
+        Assert.Equal([interval, interval, interval], PrometheusServer.ShippedIntervals());
+    }
 }

@@ -64,7 +64,7 @@ internal sealed partial class PrometheusServer : IAsyncDisposable
     public static string ConfigFor(Uri target, TimeSpan interval)
     {
         var shipped = File.ReadAllText(MonitoringFiles.ScrapeConfig);
-        var seconds = string.Create(CultureInfo.InvariantCulture, $"{interval.TotalSeconds:0.###}s");
+        var seconds = Duration(interval);
         var intervals = Intervals().Count(shipped);
         if (!shipped.Contains($"\"{ShippedTarget}\"", StringComparison.Ordinal) || intervals != 3)
         {
@@ -128,6 +128,13 @@ internal sealed partial class PrometheusServer : IAsyncDisposable
         }
     }
 
-    [GeneratedRegex(@"(?<key>scrape_interval|evaluation_interval|scrape_timeout): 1s")]
+    /// <summary>The shipped scrape configuration's scrape interval, evaluation interval and scrape timeout, as written.</summary>
+    public static IReadOnlyList<string> ShippedIntervals() =>
+        [.. Intervals().Matches(File.ReadAllText(MonitoringFiles.ScrapeConfig)).Select(m => m.Groups["value"].Value)];
+
+    /// <summary>A duration as Prometheus's configuration writes it (<c>1s</c>, <c>15s</c>).</summary>
+    public static string Duration(TimeSpan duration) => string.Create(CultureInfo.InvariantCulture, $"{duration.TotalSeconds:0.###}s");
+
+    [GeneratedRegex(@"(?<key>scrape_interval|evaluation_interval|scrape_timeout): (?<value>\S+)")]
     private static partial Regex Intervals();
 }
