@@ -24,10 +24,16 @@ public static class StarvationWatch
     private const string CpuTime = "dotnet.process.cpu.time";
     private const string Processors = "dotnet.process.cpu.count";
 
+    // Collections a second apart with no complete second among them before the watch says the counters cannot be read: the
+    // first has no rates, so a process that has the meter completes the second.
+    private const int CollectionsBeforeUnreadable = 5;
+
+    private static readonly string[] Instruments = [Threads, QueueLength, WorkItems, CpuTime, Processors];
+
     /// <summary>Watches <paramref name="processId"/> until the rule declares starvation or <paramref name="timeout"/> passes. Synchronous; needs no pool thread.</summary>
     /// <param name="onSecond">Each second as read, with the rule's verdict; on the listener's own thread.</param>
     /// <param name="onWatching">Once the session is on, before the first second is read (two collections later: the first has no rates).</param>
-    /// <exception cref="DiagnosisException">The process is not there, not .NET, its diagnostic port did not answer, or it exited before starvation came.</exception>
+    /// <exception cref="DiagnosisException">The process is not there, not .NET, its diagnostic port did not answer, it exited before starvation came, or its counters cannot be read (no <c>System.Runtime</c> meter before .NET 9, or the runtime refused the metrics session).</exception>
     public static WatchResult Run(int processId, TimeSpan timeout, Action<PoolSecond, StarvationVerdict>? onSecond = null, StarvationRule? rule = null, DiagnosisOptions? options = null, Action? onWatching = null)
     {
         rule ??= StarvationRule.Default;
@@ -56,12 +62,17 @@ public static class StarvationWatch
             {
                 onWatching?.Invoke();
                 // Starvation, the timeout, or the process's end (the session then says it exited).
-                if (WaitHandle.WaitAny([reading.Starved.WaitHandle, ended], timeout) == 0)
+                if (WaitHandle.WaitAny([reading.Starved.WaitHandle, reading.Unreadable.WaitHandle, ended], timeout) == 0)
                 {
                     // While the pool is still starved, and before the listening session ends: the threads are where they block.
                     StackSnapshots.Record(processId, trace, options);
                 }
             }, options);
+
+            if (reading.Unreadable.IsSet && !reading.Starved.IsSet)
+            {
+                throw new DiagnosisException($"Cannot watch process {processId}: {reading.UnreadableReason}");
+            }
 
             if (reading.Starved.IsSet)
             {
@@ -76,6 +87,14 @@ public static class StarvationWatch
         return new WatchResult(processId, snapshot is not null, Math.Round(started.Elapsed.TotalSeconds, 1), reading.LastVerdict, reading.Seconds, snapshot);
     }
 
+    /// <summary>Why the counters cannot be read when <paramref name="collections"/> collections came without every instrument the rule reads.</summary>
+    internal static string NotPublished(IEnumerable<string> published, int collections)
+    {
+        var missing = Instruments.Except(published, StringComparer.Ordinal).ToList();
+        return string.Create(CultureInfo.InvariantCulture,
+            $"{collections} collections a second apart brought no {string.Join(", ", missing)} from its {RuntimeMeter} meter, which the runtime has from .NET 9: a process on an earlier runtime cannot be watched (dotnet-blocking stacks still names its blocking code).");
+    }
+
     /// <summary>The counters as they arrive: one collection a second, between its CollectionStart and CollectionStop events.</summary>
     private sealed class CounterReading(string sessionId, StarvationRule rule, Action<PoolSecond, StarvationVerdict>? onSecond)
     {
@@ -85,8 +104,14 @@ public static class StarvationWatch
         private readonly Lock _lock = new();
         private double _intervalSeconds = 1;
         private int _requestsStarted;
+        private int _collections;
 
         public ManualResetEventSlim Starved { get; } = new();
+
+        /// <summary>Set when the counters cannot be read, with <see cref="UnreadableReason"/>: waiting longer would only end in a timeout that blames the process.</summary>
+        public ManualResetEventSlim Unreadable { get; } = new();
+
+        public string? UnreadableReason { get; private set; }
 
         public StarvationVerdict LastVerdict { get; private set; } = new(false, "no second read yet");
 
@@ -127,7 +152,24 @@ public static class StarvationWatch
                 return;
             }
 
-            if (data.ProviderName != MetricsProvider || data.PayloadByName("sessionId") as string != sessionId)
+            if (data.ProviderName != MetricsProvider)
+            {
+                return;
+            }
+
+            // The runtime serves one such session at a time and names the one it keeps: when that is another's (as
+            // dotnet-counters reads it), this one gets nothing; when it is this one, a later tool was refused, not this.
+            if (data.EventName == "MultipleSessionsNotSupportedError")
+            {
+                if (data.PayloadByName("runningSessionId") as string != sessionId)
+                {
+                    Fail("another tool (dotnet-counters, dotnet-monitor, an agent) already reads its metrics, and the runtime serves one such session at a time; stop it and watch again.");
+                }
+
+                return;
+            }
+
+            if (data.PayloadByName("sessionId") as string != sessionId)
             {
                 return;
             }
@@ -149,6 +191,9 @@ public static class StarvationWatch
                 case "Collection/Stop" or "CollectionStop":
                     Collected();
                     break;
+                case "Error":
+                    Fail($"its metrics session failed: {data.PayloadByName("errorMessage")}");
+                    break;
             }
         }
 
@@ -165,13 +210,19 @@ public static class StarvationWatch
 
         private void Collected()
         {
+            _collections++;
             if (!_values.TryGetValue(Threads, out var threads)
                 || !_values.TryGetValue(QueueLength, out var queue)
                 || !_values.TryGetValue(WorkItems, out var completed)
                 || !_values.TryGetValue(CpuTime, out var cpuSeconds)
                 || !_values.TryGetValue(Processors, out var processors))
             {
-                // The first collection has no rates yet.
+                // The first collection has no rates yet; a process without the meter never completes one.
+                if (_collections >= CollectionsBeforeUnreadable && Seconds.Count == 0)
+                {
+                    Fail(NotPublished(_values.Keys, _collections));
+                }
+
                 return;
             }
 
@@ -189,6 +240,12 @@ public static class StarvationWatch
             {
                 Starved.Set();
             }
+        }
+
+        private void Fail(string reason)
+        {
+            UnreadableReason ??= reason;
+            Unreadable.Set();
         }
 
         private static double Interval(TraceEvent data) =>

@@ -46,6 +46,28 @@ public sealed class WatchTests(ITestOutputHelper output)
             $"the top site names neither {chain} nor the invoker and route: {top.Describe(result.Snapshot.PoolThreadCount)}");
     }
 
+    /// <summary>
+    /// The runtime serves one metrics session at a time: a second gets no counter and had waited out its whole timeout,
+    /// then reported "no starvation". A second watch on the same process stands in for dotnet-counters or an agent.
+    /// </summary>
+    [Fact]
+    public async Task Watch_WhileAnotherToolReadsTheProcesssMetrics_ExitsWithOneLineSayingSo_InsteadOfWaitingOutItsTimeout()
+    {
+        var app = FixtureApp.ContosoOrders("Release");
+        await using var server = await BlockedServer.StartAsync(app.ServerOptions);
+        await using var first = await DiagnoseCli.StartWatchingAsync(server.ProcessId, TimeSpan.FromSeconds(60));
+
+        var second = await DiagnoseCli.RunAsync("watch", "-p", server.ProcessId.ToString(System.Globalization.CultureInfo.InvariantCulture), "--timeout", "25s");
+
+        output.WriteLine(second.ToString());
+        Assert.Equal(1, second.ExitCode);
+        // Its progress line first (its session was on), then the one line of the error.
+        var lines = second.Error.Split('\n', StringSplitOptions.RemoveEmptyEntries);
+        Assert.Equal(2, lines.Length);
+        Assert.StartsWith("Watching process ", lines[0], StringComparison.Ordinal);
+        Assert.StartsWith($"error: Cannot watch process {server.ProcessId}: another tool", lines[1], StringComparison.Ordinal);
+    }
+
     [Fact]
     public async Task Watch_ForAProcessIdThatIsNotRunning_ExitsWithOneLineSayingSo()
     {
