@@ -94,7 +94,7 @@ public sealed class FixtureAppDiagnosisTests(ITestOutputHelper output)
         foreach (var route in chains.GroupBy(c => c.Route))
         {
             Assert.True(NamedBy(sites, route), $"no blocking site of stacks names {string.Join(" or ", route)}");
-            Assert.True(waitSites.Any(s => route.Any(chain => s.Blocking?.Kind == chain.Kind && chain.IsNamedBy(s.AppFrames, s.InlinedInto, requestsSeen: null, app.IsRelease))),
+            Assert.True(waitSites.Any(s => route.Any(chain => s.Blocking?.Kind == chain.Kind && chain.IsNamedBy(s.AppFrames, s.InlinedInto, RequestsSeen(s), app.IsRelease))),
                 $"no wait site of waits names {string.Join(" or ", route)}");
         }
 
@@ -160,6 +160,9 @@ public sealed class FixtureAppDiagnosisTests(ITestOutputHelper output)
             File.Delete(speedscope);
         }
     }
+
+    // A wait site's requests in the shape a snapshot's site says them ("GET /orders/7 (3 threads), …"), for the same check.
+    private static string RequestsSeen(WaitSite site) => string.Join(", ", site.Requests.Select(r => $"{r.Request} ({r.Threads} threads)"));
 
     private static async Task<string> RunAsync(string? installedTool, params string[] arguments)
     {

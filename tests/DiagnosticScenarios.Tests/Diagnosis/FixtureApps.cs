@@ -78,7 +78,7 @@ internal sealed record BlockingChain(string Route, BlockingKind Kind, IReadOnlyL
     /// keeps every frame); or, in a Release build, its innermost frame is one of the chain's calls, or the site says the JIT
     /// inlined the code and names the route from the requests its threads started.
     /// </summary>
-    /// <param name="requestsSeen">The requests the site's threads started; null when the report cannot know them (waits), and then the route is not asked for.</param>
+    /// <param name="requestsSeen">The requests the site's threads started, as the report says them; an inlined site must name the route among them.</param>
     public bool IsNamedBy(IReadOnlyList<AppFrame> appFrames, InlinedInvoker? inlinedInto, string? requestsSeen, bool release)
     {
         if (appFrames.Count > 0)
@@ -88,7 +88,7 @@ internal sealed record BlockingChain(string Route, BlockingKind Kind, IReadOnlyL
                 : appFrames.Count >= Calls.Count && Calls.Select((c, i) => c.IsNamedBy(appFrames[i])).All(named => named);
         }
 
-        return release && inlinedInto is not null && (requestsSeen is null || requestsSeen.Contains($"GET /{Route} (", StringComparison.Ordinal));
+        return release && inlinedInto is not null && requestsSeen is not null && requestsSeen.Contains($"GET /{Route} (", StringComparison.Ordinal);
     }
 
     public override string ToString() => $"GET /{Route}: {string.Join(" <- ", Calls)}";
