@@ -69,7 +69,8 @@ internal static class ScenarioCode
     private static SyntaxNode BodyOf(BaseMethodDeclarationSyntax method) =>
         (SyntaxNode?)method.Body ?? method.ExpressionBody ?? throw new InvalidOperationException($"{FileLine(method)}: the method has no body.");
 
-    private static IEnumerable<SyntaxNode> MarkedIn(SyntaxNode body) =>
+    /// <summary>The code each <c>// BAD:</c> comment in <paramref name="body"/> marks (syntax alone, no compilation).</summary>
+    public static IEnumerable<SyntaxNode> MarkedIn(SyntaxNode body) =>
         body.DescendantTrivia()
             .Where(t => t.IsKind(SyntaxKind.SingleLineCommentTrivia) && t.ToString().StartsWith(BadMarker, StringComparison.Ordinal))
             .Select(MarkedBy);

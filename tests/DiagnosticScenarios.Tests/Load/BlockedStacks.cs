@@ -1,6 +1,8 @@
 using System.Diagnostics;
 using DiagnosticScenarios.Catalogue;
 using DiagnosticScenarios.Diagnosis;
+using DiagnosticScenarios.Tests.Analyzers;
+using Microsoft.CodeAnalysis;
 using Microsoft.CodeAnalysis.CSharp;
 using Microsoft.CodeAnalysis.CSharp.Syntax;
 
@@ -58,9 +60,10 @@ internal static class BlockedStacks
         || (site.InlinedInto is not null && site.Requests.Any(r => r.Request.EndsWith($" {scenario.Route}", StringComparison.Ordinal)));
 
     /// <summary>
-    /// A frame of <paramref name="action"/> (or of code the compiler made of its body) carries, with its text, the line of a
-    /// statement of the action's body that makes a call: not one that only returns a value, where the return address of a
-    /// call on the line before would point.
+    /// A frame of <paramref name="action"/> (or of code the compiler made of its body) carries, with its text, a line of the
+    /// code the action's <c>// BAD:</c> comment marks; for an action with none (its block is in code it calls), a line of a
+    /// statement of its body that makes a call: not one that only returns a value, where the return address of a call on
+    /// the line before would point.
     /// </summary>
     public static bool NamesLine(IEnumerable<AppFrame> appFrames, string action)
     {
@@ -119,14 +122,20 @@ internal static class BlockedStacks
                 continue;
             }
 
-            var lines = declaration.DescendantNodes().OfType<StatementSyntax>()
-                .Where(statement => statement is not BlockSyntax && statement.DescendantNodes().Any(n => n is InvocationExpressionSyntax or MemberAccessExpressionSyntax))
-                .Where(statement => statement is not ReturnStatementSyntax { Expression: null or LiteralExpressionSyntax or InterpolatedStringExpressionSyntax })
-                .SelectMany(statement =>
-                {
-                    var span = statement.GetLocation().GetLineSpan();
-                    return Enumerable.Range(span.StartLinePosition.Line + 1, span.EndLinePosition.Line - span.StartLinePosition.Line + 1);
-                });
+            // The blocking call is the code the action's // BAD: comment marks; an action whose block hides in code it calls
+            // (difactory's, in a DI factory) has none, and its frame carries the line of a statement that makes a call.
+            var marked = ScenarioCode.MarkedIn((SyntaxNode?)declaration.Body ?? declaration.ExpressionBody!).ToList();
+            IEnumerable<SyntaxNode> statements = marked.Count > 0
+                ? marked
+                : declaration.DescendantNodes().OfType<StatementSyntax>()
+                    .Where(statement => statement is not BlockSyntax && statement.DescendantNodes().Any(n => n is InvocationExpressionSyntax or MemberAccessExpressionSyntax))
+                    .Where(statement => statement is not ReturnStatementSyntax { Expression: null or LiteralExpressionSyntax or InterpolatedStringExpressionSyntax })
+                    .Cast<SyntaxNode>();
+            var lines = statements.SelectMany(statement =>
+            {
+                var span = statement.GetLocation().GetLineSpan();
+                return Enumerable.Range(span.StartLinePosition.Line + 1, span.EndLinePosition.Line - span.StartLinePosition.Line + 1);
+            });
             return (Path.GetFileName(path), [.. lines]);
         }
 

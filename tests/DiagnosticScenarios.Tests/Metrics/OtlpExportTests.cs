@@ -1,5 +1,6 @@
 using System.Globalization;
 using System.Text;
+using DiagnosticScenarios.Detection;
 using DiagnosticScenarios.Tests.Load;
 using DiagnosticScenarios.Tests.Observed;
 using Xunit.Abstractions;
@@ -36,7 +37,14 @@ public sealed class OtlpExportTests(ObservedRuns runs, ITestOutputHelper output)
         Assert.True(during.Count >= window.TotalSeconds / OtlpObserver.ExportInterval.TotalSeconds - 1, $"only {during.Count} exports arrived in {window.TotalSeconds:0.0} s of starvation");
         Assert.True(gaps.Max() < 2 * OtlpObserver.ExportInterval.TotalMilliseconds, $"an export came {gaps.Max():0} ms after the one before it while the pool starved");
         var text = Encoding.UTF8.GetString(otlp.FirstExport);
-        foreach (var name in new[] { "dotnet.thread_pool.queue.length", "dotnet.process.cpu.time", "http.server.request.duration", "diagnosticscenarios.threadpool.queue_delay", "DiagnosticScenarios" })
+        // The alert's inputs (threads, queue, completions, CPU), ASP.NET Core's request duration and the app's own meter (its
+        // hold time is recorded as requests end, after the first export of a run whose first requests wait in the pool).
+        string[] instruments =
+        [
+            "dotnet.thread_pool.thread.count", "dotnet.thread_pool.queue.length", "dotnet.thread_pool.work_item.count", "dotnet.process.cpu.time",
+            "http.server.request.duration", HealthMetrics.QueueDelayInstrument, HealthMetrics.InjectionsInstrument,
+        ];
+        foreach (var name in instruments)
         {
             Assert.Contains(name, text, StringComparison.Ordinal);
         }
