@@ -1,5 +1,6 @@
 using System.Net;
 using DiagnosticScenarios.Infrastructure;
+using Microsoft.Extensions.DependencyInjection.Extensions;
 using Microsoft.Extensions.Options;
 
 namespace DiagnosticScenarios.Controls;
@@ -36,6 +37,7 @@ public static class ControlGate
     public static IServiceCollection AddControlGate(this IServiceCollection services, IConfiguration configuration)
     {
         services.AddOptions<ControlGateOptions>().Bind(configuration.GetSection(ControlGateOptions.SectionName));
+        services.TryAddSingleton<AppOrigins>();
         services.AddCors();
         services.AddOptions<Microsoft.AspNetCore.Cors.Infrastructure.CorsOptions>().Configure<AppOrigins>((cors, origins) =>
             cors.AddPolicy(LivePagePolicy, policy => policy

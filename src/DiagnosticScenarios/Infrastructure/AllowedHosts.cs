@@ -1,4 +1,5 @@
 using Microsoft.AspNetCore.HostFiltering;
+using Microsoft.Extensions.DependencyInjection.Extensions;
 using Microsoft.Extensions.Primitives;
 
 namespace DiagnosticScenarios.Infrastructure;
@@ -42,7 +43,7 @@ public static class AllowedHostsRegistration
     /// <summary>Our host filter in place of the framework's (see <see cref="AllowedHosts"/>).</summary>
     public static IServiceCollection AddAllowedHosts(this IServiceCollection services)
     {
-        services.AddSingleton<AllowedHosts>();
+        services.TryAddSingleton<AllowedHosts>();
         services.PostConfigure<HostFilteringOptions>(options => options.AllowedHosts = ["*"]);
         return services;
     }

@@ -1,3 +1,5 @@
+using Microsoft.Extensions.DependencyInjection.Extensions;
+
 namespace DiagnosticScenarios.Infrastructure;
 
 /// <summary>What every room stands on: ProblemDetails for every error, the input rules, AllowedHosts, the app's origins, the OpenAPI document.</summary>
@@ -7,7 +9,7 @@ public static class InfrastructureRegistration
     {
         services.AddScenarioControllers();
         services.AddAllowedHosts();
-        services.AddSingleton<AppOrigins>();
+        services.TryAddSingleton<AppOrigins>();
         services.AddOpenApi();
         return services;
     }

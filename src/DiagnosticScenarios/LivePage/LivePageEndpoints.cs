@@ -2,6 +2,7 @@ using DiagnosticScenarios.Controls;
 using DiagnosticScenarios.Detection;
 using DiagnosticScenarios.Infrastructure;
 using DiagnosticScenarios.StackCapture;
+using Microsoft.Extensions.DependencyInjection.Extensions;
 using Microsoft.Extensions.Options;
 
 namespace DiagnosticScenarios.LivePage;
@@ -20,7 +21,8 @@ public static class LivePageEndpoints
             return services;
         }
 
-        services.AddDetection(configuration).AddControls(configuration).AddStackCapture(configuration);
+        services.AddDetection(configuration).AddControls(configuration).AddStackCapture(configuration).AddAllowedHosts();
+        services.TryAddSingleton<AppOrigins>();
 
         services.AddOptions<LivePageOptions>().Bind(configuration.GetSection(LivePageOptions.SectionName)).ValidateDataAnnotations().ValidateOnStart();
         services.AddSingleton<LivePageData>();
