@@ -52,6 +52,12 @@ public sealed record StackSnapshot(
             .ThenBy(site => site.AppFrames.Count == 0)
             .ToList();
 
+    /// <summary>Each of <see cref="BlockedPoolSites"/> in one line, as the CLI prints it: what a page shows, without saying it again in its own words.</summary>
+    public IReadOnlyList<string> BlockedPoolSiteLines => [.. BlockedPoolSites.Select(site => site.Describe(PoolThreadCount))];
+
+    /// <summary>Each of <see cref="Groups"/> in one line, in the same order, as the CLI prints it.</summary>
+    public IReadOnlyList<string> GroupLines => [.. Groups.Select(group => group.Describe(PoolThreadCount))];
+
     /// <summary>The site with the most parked pool workers; null when none is parked.</summary>
     public BlockingSite? TopBlockedPoolSite() => BlockedPoolSites is [var top, ..] ? top : null;
 

@@ -13,40 +13,6 @@
   const frameName = (frame) => frame.slice(frame.indexOf('!') + 1);
   const shortMethod = (frame) => frameName(frame).replace(/\(.*$/, '').split('.').slice(-2).join('.');
 
-  // Where the app made the call, as the snapshot's own Describe says it: the line and its text, the callers, or the
-  // compiled invoker the JIT inlined the app's code into.
-  // The compiled invoker and its callers, as InlinedInvoker.ToString says it.
-  const invoker = (into) => into.calledBy.length ? `${into.method}, called by ${into.calledBy.join(' or ')}` : into.method;
-
-  function where(appFrames, inlinedInto) {
-    if (!appFrames.length) {
-      return inlinedInto
-        ? `, in the app's code the JIT inlined into ${invoker(inlinedInto)} (a method compiled at run time; a Release build's JIT inlines small methods, so no frame of the app's is left)`
-        : ', no app frame';
-    }
-
-    const [innermost, ...callers] = appFrames;
-    const source = (s) => s.text === null ? `${s.fileName}:${s.line} (no source file at ${s.file}, where the PDB says it was built)` : `${s.fileName}:${s.line} \`${s.text}\``;
-    const at = innermost.source ? ` at ${source(innermost.source)} in ${innermost.method}` : ` in ${innermost.method} (no line: ${innermost.noSource})`;
-    const rest = callers.map((f) => ` ← ${f.method}${f.source ? ` (${f.source.fileName}:${f.source.line})` : ''}`).join('');
-    const inlined = appFrames.length && inlinedInto ? ` ← called by ${invoker(inlinedInto)}, compiled at run time, where the JIT may have inlined the action` : '';
-    return at + rest + inlined;
-  }
-
-  function describe(group, poolThreads) {
-    const who = group.poolThreads ? `${group.threads} of ${poolThreads} pool threads` : `${group.threads} other thread${group.threads === 1 ? '' : 's'}`;
-    const blocked = !group.blocking ? 'not parked in a known blocking call'
-      : group.blocking.kind === 'IdleWorker' ? 'idle, waiting for work'
-      : `blocked in ${group.blocking.name === group.blocking.frame ? group.blocking.name : `${group.blocking.name} (${group.blocking.frame})`}`;
-    return `${who}: ${blocked}${where(group.appFrames, group.inlinedInto)}`;
-  }
-
-  function describeSite(site, poolThreads) {
-    const stacks = site.groups.length === 1 ? '1 stack' : `${site.groups.length} stacks`;
-    const requests = site.requestsSeen ? `; ${site.requestsSeen}` : '';
-    return `${site.threads} of ${poolThreads} pool threads: blocked in ${site.blocking.name}${where(site.appFrames, site.inlinedInto)}${requests} (${stacks})`;
-  }
-
   // The stack as an exception shows it: the app's frames with their file and line.
   function stackText(group) {
     let next = 0;
@@ -61,11 +27,13 @@
     }).join('\n');
   }
 
-  function groupDetails(group, poolThreads) {
+  // A group's line as the snapshot says it (GroupLines, in the order of its groups; a group is its exact stack).
+  function groupDetails(group, snapshot) {
     const details = document.createElement('details');
     details.className = group.appFrame && group.blocking?.kind !== 'IdleWorker' ? 'stack-group holder' : 'stack-group';
     const summary = document.createElement('summary');
-    summary.textContent = describe(group, poolThreads);
+    const frames = group.frames.join('\n');
+    summary.textContent = snapshot.groupLines[snapshot.groups.findIndex((g) => g.frames.join('\n') === frames)];
     const stack = document.createElement('pre');
     stack.textContent = stackText(group);
     details.append(summary, stack);
@@ -94,22 +62,22 @@
     el('stacks-status').textContent = `Captured on ${capture.trigger} at ${new Date(s.capturedAt).toLocaleTimeString()}: ` +
       `${s.threadCount} managed threads, ${s.poolThreadCount} in the pool, ${s.groups.length} groups (${Math.round(s.captureMs + s.analysisMs)} ms).` +
       (s.incomplete ? ` ${s.incomplete}` : '');
-    for (const site of s.blockedPoolSites.slice(0, shownSites)) {
+    s.blockedPoolSites.slice(0, shownSites).forEach((site, i) => {
       const details = document.createElement('details');
       details.className = 'stack-group holder';
       const summary = document.createElement('summary');
-      summary.textContent = describeSite(site, s.poolThreadCount);
+      summary.textContent = s.blockedPoolSiteLines[i];
       const fix = document.createElement('p');
       fix.className = 'stack-fix';
       fix.textContent = site.fix ? `Fix: ${site.fix}` : '';
-      details.append(summary, fix, ...site.groups.map((group) => groupDetails(group, s.poolThreadCount)));
+      details.append(summary, fix, ...site.groups.map((group) => groupDetails(group, s)));
       groups.append(details);
-    }
+    });
 
     // With nothing parked, what the pool is doing instead: idle or running workers.
     if (s.blockedPoolSites.length === 0) {
       for (const group of s.groups.filter((g) => g.poolThreads).slice(0, shownSites)) {
-        groups.append(groupDetails(group, s.poolThreadCount));
+        groups.append(groupDetails(group, s));
       }
     }
   }
