@@ -120,9 +120,13 @@ public sealed class LivePageFallbackTests(LazyBrowser browsers, LivePageFallback
               const answered = fetched(url, options).then((response) => { see(`${call}: ${response.status}`); return response; });
               if (options && options.method === 'POST') return answered;
               window.polls.asked++;
-              return answered.then((response) => new Promise((resolve) => setTimeout(() => { see(`${call}: handed to the page`); window.polls.handed++; resolve(response); }, 3000)));
+              // Settled: a task after the hand-over, so after the page's own continuations on it (a 404, no body to read).
+              return answered.then((response) => new Promise((resolve) => setTimeout(() => {
+                see(`${call}: handed to the page`); window.polls.handed++; resolve(response);
+                setTimeout(() => { window.polls.settled++; }, 0);
+              }, 3000)));
             };
-            window.polls = { asked: 0, handed: 0, askedBeforeThePress: null, heldAtThePress: null };
+            window.polls = { asked: 0, handed: 0, settled: 0, askedBeforeThePress: null, heldAtThePress: null };
             document.addEventListener('DOMContentLoaded', () => {
               const status = document.getElementById('stacks-status');
               new MutationObserver(() => see(`status: ${status.textContent}`)).observe(status, { childList: true, characterData: true, subtree: true });
@@ -140,13 +144,10 @@ public sealed class LivePageFallbackTests(LazyBrowser browsers, LivePageFallback
             SharedBrowser.WaitUntil(() => browser.Driver.FindElement(By.Id("stacks-status")).Text.StartsWith("The capture failed", StringComparison.Ordinal), Patience, "say the capture failed",
                 () => $"\"{browser.Driver.FindElement(By.Id("stacks-status")).Text}\", after:\n{string.Join('\n', browser.Read<string[]>("window.seen"))}");
             var shown = browser.Driver.FindElement(By.Id("stacks-status")).Text;
-            // Every poll asked before the press handed to the page, three seconds after the server answered it: the older
-            // answers have all arrived, after the capture's own.
-            SharedBrowser.WaitUntil(() => browser.Read<bool>("window.polls.askedBeforeThePress !== null && window.polls.handed >= window.polls.askedBeforeThePress"), Patience,
+            // Every poll asked before the press handed to the page, three seconds after the server answered it, and the page
+            // done with it: the older answers have all arrived, after the capture's own.
+            SharedBrowser.WaitUntil(() => browser.Read<bool>("window.polls.askedBeforeThePress !== null && window.polls.settled >= window.polls.askedBeforeThePress"), Patience,
                 "receive every poll asked before the press", () => string.Join('\n', browser.Read<string[]>("window.seen")));
-            // Physics sets this interval: the page reads an answer's body a task or two after it is handed the response;
-            // half a second is ample for that, and the next poll is asked five seconds after the last.
-            Thread.Sleep(TimeSpan.FromMilliseconds(500));
             var polls = browser.Read<JsonElement>("window.polls");
             return (shown, browser.Driver.FindElement(By.Id("stacks-status")).Text, polls);
         })).TimeoutAfter(Patience + Patience);
