@@ -83,11 +83,19 @@ public sealed partial class DocumentedCommandsTests
         return end < 0 ? markdown[start..] : markdown[start..end];
     }
 
+    // What the scripts run, a line a command: continuations joined, comments (whole lines and trailing) and a check's
+    // label dropped, so that a command merely quoted in a comment or a label does not count as run.
     private static string Normalize(string text)
     {
         var joined = text.Replace("\\\n", " ", StringComparison.Ordinal);
-        return string.Join('\n', joined.Split('\n').Select(line => Spaces().Replace(TrailingComment().Replace(line, string.Empty), " ").Trim()));
+        return string.Join('\n', joined.Split('\n')
+            .Where(line => !line.TrimStart().StartsWith('#'))
+            .Select(line => Spaces().Replace(CheckLabel().Replace(TrailingComment().Replace(line, string.Empty), "check "), " ").Trim()));
     }
+
+    // `check "label" COMMAND...` in scripts/walkthrough.sh: the label is prose.
+    [GeneratedRegex(@"^\s*check\s+""[^""]*""\s*")]
+    private static partial Regex CheckLabel();
 
     [GeneratedRegex(@"```bash\n(.*?)```", RegexOptions.Singleline)]
     private static partial Regex BashBlock();
