@@ -21,7 +21,8 @@ public static class LivePageEndpoints
             return services;
         }
 
-        services.AddDetection(configuration).AddControls(configuration).AddStackCapture(configuration).AddAllowedHosts();
+        services.AddDetection(configuration).AddControls(configuration).AddStackCapture(configuration);
+        services.TryAddSingleton<AllowedHosts>();
         services.TryAddSingleton<AppOrigins>();
 
         services.AddOptions<LivePageOptions>().Bind(configuration.GetSection(LivePageOptions.SectionName)).ValidateDataAnnotations().ValidateOnStart();

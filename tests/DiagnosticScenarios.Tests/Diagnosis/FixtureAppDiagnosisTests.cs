@@ -80,7 +80,7 @@ public sealed class FixtureAppDiagnosisTests(ITestOutputHelper output)
         // (seen once in about thirty runs: orders/7's three loops, the shortest route, held none of the twelve pool
         // threads). Such a route is looked for in one more snapshot, as a user would take one.
         bool NamedBy(IReadOnlyList<BlockingSite> candidates, IGrouping<string, BlockingChain> route) =>
-            candidates.Any(s => route.Any(chain => s.Blocking.Kind == chain.Kind && chain.IsNamedBy(s.AppFrames, s.InlinedInto, s.RequestsSeen, app.IsRelease)));
+            candidates.Any(s => route.Any(chain => s.Blocking.Kind == chain.Kind && chain.IsNamedBy(s, app.IsRelease)));
         if (chains.GroupBy(c => c.Route).Any(route => !NamedBy(sites, route)))
         {
             var again = JsonSerializer.Deserialize<StackSnapshot>(await RunAsync(cli?.Command, "stacks", "-p", $"{server.ProcessId}", "--format", "json", "--top", "10", "--requests-window", "1.5s"), Json)!;
@@ -94,7 +94,7 @@ public sealed class FixtureAppDiagnosisTests(ITestOutputHelper output)
         foreach (var route in chains.GroupBy(c => c.Route))
         {
             Assert.True(NamedBy(sites, route), $"no blocking site of stacks names {string.Join(" or ", route)}");
-            Assert.True(waitSites.Any(s => route.Any(chain => s.Blocking?.Kind == chain.Kind && chain.IsNamedBy(s.AppFrames, s.InlinedInto, RequestsSeen(s), app.IsRelease))),
+            Assert.True(waitSites.Any(s => route.Any(chain => s.Blocking?.Kind == chain.Kind && chain.IsNamedBy(s, app.IsRelease))),
                 $"no wait site of waits names {string.Join(" or ", route)}");
         }
 
@@ -160,9 +160,6 @@ public sealed class FixtureAppDiagnosisTests(ITestOutputHelper output)
             File.Delete(speedscope);
         }
     }
-
-    // A wait site's requests in the shape a snapshot's site says them ("GET /orders/7 (3 threads), …"), for the same check.
-    private static string RequestsSeen(WaitSite site) => string.Join(", ", site.Requests.Select(r => $"{r.Request} ({r.Threads} threads)"));
 
     private static async Task<string> RunAsync(string? installedTool, params string[] arguments)
     {

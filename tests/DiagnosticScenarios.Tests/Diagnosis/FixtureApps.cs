@@ -78,8 +78,17 @@ internal sealed record BlockingChain(string Route, BlockingKind Kind, IReadOnlyL
     /// keeps every frame); or, in a Release build, its innermost frame is one of the chain's calls, or the site says the JIT
     /// inlined the code and names the route from the requests its threads started.
     /// </summary>
-    /// <param name="requestsSeen">The requests the site's threads started, as the report says them; an inlined site must name the route among them.</param>
-    public bool IsNamedBy(IReadOnlyList<AppFrame> appFrames, InlinedInvoker? inlinedInto, string? requestsSeen, bool release)
+    public bool IsNamedBy(BlockingSite site, bool release) =>
+        IsNamedBy(site.AppFrames, site.InlinedInto, site.RequestsSeen?.Contains($"{Request} (", StringComparison.Ordinal) == true, release);
+
+    /// <summary>A wait site names this chain as a blocking site does; its requests are the hosting events' own.</summary>
+    public bool IsNamedBy(WaitSite site, bool release) =>
+        IsNamedBy(site.AppFrames, site.InlinedInto, site.Requests.Any(r => r.Request == Request), release);
+
+    private string Request => $"GET /{Route}";
+
+    // routeSeen: the site's threads started a request of this chain's route, which an inlined site must name.
+    private bool IsNamedBy(IReadOnlyList<AppFrame> appFrames, InlinedInvoker? inlinedInto, bool routeSeen, bool release)
     {
         if (appFrames.Count > 0)
         {
@@ -88,8 +97,8 @@ internal sealed record BlockingChain(string Route, BlockingKind Kind, IReadOnlyL
                 : appFrames.Count >= Calls.Count && Calls.Select((c, i) => c.IsNamedBy(appFrames[i])).All(named => named);
         }
 
-        return release && inlinedInto is not null && requestsSeen is not null && requestsSeen.Contains($"GET /{Route} (", StringComparison.Ordinal);
+        return release && inlinedInto is not null && routeSeen;
     }
 
-    public override string ToString() => $"GET /{Route}: {string.Join(" <- ", Calls)}";
+    public override string ToString() => $"{Request}: {string.Join(" <- ", Calls)}";
 }

@@ -42,7 +42,7 @@ public sealed class WatchTests(ITestOutputHelper output)
         Assert.True(result.Starved, result.Verdict.Reason);
         var top = result.Snapshot!.TopBlockedPoolSite();
         Assert.NotNull(top);
-        Assert.True(top.Blocking.Kind == chain.Kind && chain.IsNamedBy(top.AppFrames, top.InlinedInto, top.RequestsSeen, app.IsRelease),
+        Assert.True(top.Blocking.Kind == chain.Kind && chain.IsNamedBy(top, app.IsRelease),
             $"the top site names neither {chain} nor the invoker and route: {top.Describe(result.Snapshot.PoolThreadCount)}");
     }
 
