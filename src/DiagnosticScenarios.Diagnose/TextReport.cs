@@ -10,17 +10,7 @@ internal static class TextReport
     {
         output.WriteLine(string.Create(CultureInfo.InvariantCulture,
             $"Process {snapshot.ProcessId}: {snapshot.ThreadCount} managed threads, {snapshot.PoolThreadCount} of them pool threads, in {snapshot.Groups.Count} groups (captured in {snapshot.CaptureMs:0} ms, analysed in {snapshot.AnalysisMs:0} ms)."));
-        WriteAppModules(output, snapshot.Modules);
-        if (snapshot.Incomplete is { } incomplete)
-        {
-            output.WriteLine(incomplete);
-        }
-
-        if (snapshot.Requests is { } requests)
-        {
-            output.WriteLine($"Requests on threads: {requests.Source}.");
-        }
-
+        WriteSnapshotFacts(output, snapshot);
         if (groups.Count == 0)
         {
             output.WriteLine("No thread-pool worker was seen; --all-threads shows the other threads.");
@@ -74,6 +64,22 @@ internal static class TextReport
         }
     }
 
+    // What a reader needs to trust a snapshot's sites, from stacks and from watch alike: which modules were taken for the
+    // app's, whether events were lost, where the requests on threads come from.
+    private static void WriteSnapshotFacts(TextWriter output, StackSnapshot snapshot)
+    {
+        WriteAppModules(output, snapshot.Modules);
+        if (snapshot.Incomplete is { } incomplete)
+        {
+            output.WriteLine(incomplete);
+        }
+
+        if (snapshot.Requests is { } requests)
+        {
+            output.WriteLine($"Requests on threads: {requests.Source}.");
+        }
+    }
+
     // Which modules the report took for the app's, and why: a reader who disagrees passes --app.
     private static void WriteAppModules(TextWriter output, IReadOnlyList<ModuleVerdict> modules)
     {
@@ -112,6 +118,7 @@ internal static class TextReport
 
         output.WriteLine();
         output.WriteLine(string.Create(CultureInfo.InvariantCulture, $"Starvation after {result.Seconds.Count} seconds read: {result.Verdict.Reason}."));
+        WriteSnapshotFacts(output, snapshot);
         output.WriteLine(sites.Count == 0 ? "No pool thread was parked in a blocking call at that moment." : "Blocking sites at that moment:");
         foreach (var site in sites)
         {

@@ -33,6 +33,9 @@ internal sealed class AppCode
 
     private readonly IReadOnlyList<string> _prefixes;
     private readonly Dictionary<string, ModuleVerdict> _verdicts = new(StringComparer.Ordinal);
+    // Modules that hold frames under a namespace given with --app, and the prefix: their own verdict is "not the app's", and
+    // the report says which of their frames were taken for the app's instead.
+    private readonly Dictionary<string, string> _namespaceMatches = new(StringComparer.Ordinal);
     private readonly Dictionary<string, IReadOnlyDictionary<string, (string Type, string DepsFile)>> _depsByDirectory = new(StringComparer.Ordinal);
     private readonly string? _sharedFramework;
     private readonly Dictionary<string, ModuleImage?> _images = new(StringComparer.Ordinal);
@@ -58,13 +61,27 @@ internal sealed class AppCode
 
     /// <summary>The verdicts of the modules asked about so far, the app's first.</summary>
     public IReadOnlyList<ModuleVerdict> Verdicts =>
-        _verdicts.Values.OrderByDescending(v => v.IsApp).ThenBy(v => v.Module, StringComparer.Ordinal).ToList();
+        _verdicts.Select(entry => _namespaceMatches.TryGetValue(entry.Key, out var prefix)
+                ? entry.Value with { IsApp = true, Rule = $"--app {prefix} (namespace): its frames under {prefix}" }
+                : entry.Value)
+            .OrderByDescending(v => v.IsApp).ThenBy(v => v.Module, StringComparer.Ordinal).ToList();
 
     /// <summary>Whether <paramref name="frame"/> is the app's code.</summary>
     public bool IsApp(TraceFrame frame)
     {
         var verdict = Verdict(frame.ModuleName, frame.ModulePath);
-        return verdict.IsApp || (_prefixes.Count > 0 && !IsDiagnosis(frame.ModuleName) && _prefixes.Any(p => IsUnder(frame.MethodName, p)));
+        if (verdict.IsApp)
+        {
+            return true;
+        }
+
+        var prefix = IsDiagnosis(frame.ModuleName) ? null : _prefixes.FirstOrDefault(p => IsUnder(frame.MethodName, p));
+        if (prefix is not null)
+        {
+            _namespaceMatches.TryAdd(frame.ModulePath ?? frame.ModuleName, prefix);
+        }
+
+        return prefix is not null;
     }
 
     /// <summary>

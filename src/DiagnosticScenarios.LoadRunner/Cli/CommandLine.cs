@@ -124,7 +124,7 @@ public static class CommandLine
             var asJson = parse.GetValue(json);
 
             // A progress line only for runs long enough to wonder about, on stderr so --json stays clean.
-            var showProgress = (options.Requests is null && (options.Duration ?? TimeSpan.FromSeconds(10)) > TimeSpan.FromSeconds(3)) || options.Requests > 2000;
+            var showProgress = (options.Requests is null && (options.Duration ?? LoadOptions.DefaultDuration) > TimeSpan.FromSeconds(3)) || options.Requests > 2000;
             var progress = showProgress ? new Progress<LoadProgress>(p => error.Write(string.Create(CultureInfo.InvariantCulture,
                 $"\r{p.Elapsed.TotalSeconds,5:0}s  sent {p.Sent}  answered {p.Completed}  failed {p.Failures}  in flight {p.InFlight}  {p.RequestsPerSecondLastInterval:0.0} req/s   "))) : null;
 
@@ -174,7 +174,7 @@ public static class CommandLine
             CustomParser = r => [.. r.Tokens.SelectMany(t => t.Value.Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries))],
         };
         var connections = Connections();
-        var duration = new Option<TimeSpan?>("--duration", "-d") { Description = $"How long to load each scenario ({Durations.Help}).", CustomParser = PositiveDuration, DefaultValueFactory = _ => TimeSpan.FromSeconds(10) };
+        var duration = new Option<TimeSpan?>("--duration", "-d") { Description = $"How long to load each scenario ({Durations.Help}).", CustomParser = PositiveDuration, DefaultValueFactory = _ => LoadOptions.DefaultDuration };
         var cpus = new Option<int>("--cpus") { Description = "DOTNET_PROCESSOR_COUNT of every server.", DefaultValueFactory = _ => 2, CustomParser = r => Whole(r, 1, 1024) ?? 0 };
         var minThreads = new Option<int?>("--min-threads")
         {
@@ -324,13 +324,13 @@ public static class CommandLine
     }
 
     private static Option<int> Connections() =>
-        new("--connections", "-c") { Description = "Concurrent connections.", DefaultValueFactory = _ => 125, CustomParser = r => Whole(r, 1, 100_000) ?? 0 };
+        new("--connections", "-c") { Description = "Concurrent connections.", DefaultValueFactory = _ => LoadOptions.DefaultConnections, CustomParser = r => Whole(r, 1, 100_000) ?? 0 };
 
     private static Option<TimeSpan?> ThinkTime() =>
         new("--think-time") { Description = $"Closed loop: each client waits a random time up to this between an answer and its next request, as siege -d ({Durations.Help}).", CustomParser = PositiveDuration };
 
     private static Option<TimeSpan> Timeout() =>
-        new("--timeout") { Description = $"A request unanswered after this counts as a timeout ({Durations.Help}).", CustomParser = r => PositiveDuration(r) ?? default, DefaultValueFactory = _ => TimeSpan.FromSeconds(30) };
+        new("--timeout") { Description = $"A request unanswered after this counts as a timeout ({Durations.Help}).", CustomParser = r => PositiveDuration(r) ?? default, DefaultValueFactory = _ => LoadOptions.DefaultTimeout };
 
     // Every duration the runner takes is a time to load or to wait, so none may be zero.
     private static TimeSpan? PositiveDuration(ArgumentResult result)

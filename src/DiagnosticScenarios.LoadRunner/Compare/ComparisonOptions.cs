@@ -1,3 +1,5 @@
+using DiagnosticScenarios.LoadRunner.Load;
+
 namespace DiagnosticScenarios.LoadRunner.Compare;
 
 /// <summary>What <c>compare</c> measures: each scenario of a family on a fresh server, loaded the same way.</summary>
@@ -10,9 +12,9 @@ public sealed record ComparisonOptions
     /// <summary>Scenario names; empty means every BAD and GOOD scenario of the family.</summary>
     public IReadOnlyList<string> Scenarios { get; init; } = [];
 
-    public int Connections { get; init; } = 125;
-    public TimeSpan Duration { get; init; } = TimeSpan.FromSeconds(10);
-    public TimeSpan Timeout { get; init; } = TimeSpan.FromSeconds(30);
+    public int Connections { get; init; } = LoadOptions.DefaultConnections;
+    public TimeSpan Duration { get; init; } = LoadOptions.DefaultDuration;
+    public TimeSpan Timeout { get; init; } = LoadOptions.DefaultTimeout;
 
     /// <summary>
     /// How long the requests (and pings) in flight when sending stops may still answer before they are counted as

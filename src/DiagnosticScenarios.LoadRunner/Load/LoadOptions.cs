@@ -3,6 +3,15 @@ namespace DiagnosticScenarios.LoadRunner.Load;
 /// <summary>What to load and how hard: a closed loop (<see cref="Connections"/> clients back to back) or an open loop (<see cref="Rate"/>).</summary>
 public sealed record LoadOptions
 {
+    /// <summary>The tutorial's load: 125 clients.</summary>
+    public const int DefaultConnections = 125;
+
+    /// <summary>How long a run sends when neither a duration nor a number of requests is given.</summary>
+    public static readonly TimeSpan DefaultDuration = TimeSpan.FromSeconds(10);
+
+    /// <summary>How long a request may stay unanswered before it counts as a timeout, unless told otherwise.</summary>
+    public static readonly TimeSpan DefaultTimeout = TimeSpan.FromSeconds(30);
+
     /// <summary>The absolute URL every request goes to.</summary>
     public required Uri Url { get; init; }
 
@@ -19,9 +28,9 @@ public sealed record LoadOptions
     public TimeSpan? UploadOver { get; init; }
 
     /// <summary>Concurrent keep-alive connections; in the closed loop also the number of clients.</summary>
-    public int Connections { get; init; } = 125;
+    public int Connections { get; init; } = DefaultConnections;
 
-    /// <summary>How long to send; with <see cref="Requests"/> the run stops at whichever comes first. Neither: 10 s.</summary>
+    /// <summary>How long to send; with <see cref="Requests"/> the run stops at whichever comes first. Neither: <see cref="DefaultDuration"/>.</summary>
     public TimeSpan? Duration { get; init; }
 
     /// <summary>How many requests to send in total.</summary>
@@ -37,7 +46,7 @@ public sealed record LoadOptions
     public TimeSpan? ThinkTime { get; init; }
 
     /// <summary>A request still unanswered after this long counts as a timeout.</summary>
-    public TimeSpan Timeout { get; init; } = TimeSpan.FromSeconds(30);
+    public TimeSpan Timeout { get; init; } = DefaultTimeout;
 
     /// <summary>
     /// When sending stops, how long the requests in flight may still take before they are cut off and counted as
@@ -50,7 +59,7 @@ public sealed record LoadOptions
     /// <summary>How often progress is reported.</summary>
     public TimeSpan ProgressInterval { get; init; } = TimeSpan.FromSeconds(1);
 
-    internal TimeSpan EffectiveDuration => Duration ?? (Requests is null ? TimeSpan.FromSeconds(10) : TimeSpan.MaxValue);
+    internal TimeSpan EffectiveDuration => Duration ?? (Requests is null ? DefaultDuration : TimeSpan.MaxValue);
 
     internal void Validate()
     {

@@ -15,6 +15,13 @@ internal static class HealthStream
     // A new reader gets the last five minutes at once, so the page's charts start full.
     private const int InitialBacklog = 300;
 
+    /// <summary>
+    /// The last sequence a reader has: the one its <c>Last-Event-ID</c> (a browser reconnecting) or <c>?after=</c> names,
+    /// or, for a new reader, five minutes before the latest. On the app and on the live page's server.
+    /// </summary>
+    public static long LastSeen(string? lastEventId, string? after, long latestSequence) =>
+        ParseSequence(lastEventId) ?? ParseSequence(after) ?? Math.Max(0, latestSequence - InitialBacklog);
+
     /// <summary>Tells the browser to retry a dropped stream after a second; it then sends Last-Event-ID by itself.</summary>
     public static readonly TimeSpan Reconnection = TimeSpan.FromSeconds(1);
 
@@ -29,8 +36,7 @@ internal static class HealthStream
             return ParameterProblem.Result(InvalidAfter(after));
         }
 
-        var last = ParseSequence(context.Request.Headers["Last-Event-ID"].ToString()) ?? ParseSequence(after)
-            ?? Math.Max(0, sampler.LatestSequence - InitialBacklog);
+        var last = LastSeen(context.Request.Headers["Last-Event-ID"].ToString(), after, sampler.LatestSequence);
         context.Response.Headers["X-Accel-Buffering"] = "no";
         return TypedResults.ServerSentEvents(SamplesAsync(sampler, last, lifetime.ApplicationStopping));
     }

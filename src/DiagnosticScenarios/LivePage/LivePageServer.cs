@@ -40,9 +40,6 @@ public sealed partial class LivePageServer(
     // A browser opens up to six connections to a page's origin; a few pages and a curl of the stream fit.
     private const int MaxConnections = 32;
 
-    // A new reader gets the last five minutes at once, so the page's charts start full.
-    private const int InitialBacklog = 300;
-
     // A stream with nothing new to send writes a comment this often, so a reader that left is noticed and its thread freed.
     private static readonly TimeSpan KeepAlive = TimeSpan.FromSeconds(5);
 
@@ -192,8 +189,7 @@ public sealed partial class LivePageServer(
             return;
         }
 
-        var last = HealthStream.ParseSequence(request.Header("Last-Event-ID")) ?? HealthStream.ParseSequence(after)
-            ?? Math.Max(0, detector.LatestSequence - InitialBacklog);
+        var last = HealthStream.LastSeen(request.Header("Last-Event-ID"), after, detector.LatestSequence);
         var stream = exchange.BeginStream(200, "text/event-stream", ("X-Accel-Buffering", "no"));
         var frame = new StringBuilder();
         var first = true;

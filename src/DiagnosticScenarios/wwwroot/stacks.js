@@ -53,11 +53,6 @@
     // Which capture is shown, for a reader (or a test) to find it in the API's answers.
     groups.dataset.trigger = capture.trigger;
     groups.dataset.requestedAt = capture.requestedAt;
-    if (!capture.snapshot) {
-      el('stacks-status').textContent = `The ${capture.trigger} capture at ${new Date(capture.requestedAt).toLocaleTimeString()} failed: ${capture.error}`;
-      return;
-    }
-
     const s = capture.snapshot;
     el('stacks-status').textContent = `Captured on ${capture.trigger} at ${new Date(s.capturedAt).toLocaleTimeString()}: ` +
       `${s.threadCount} managed threads, ${s.poolThreadCount} in the pool, ${s.groups.length} groups (${Math.round(s.captureMs + s.analysisMs)} ms).` +

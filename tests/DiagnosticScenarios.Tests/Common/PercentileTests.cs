@@ -41,5 +41,6 @@ public sealed class PercentileTests
 
         Assert.Equal(new Percentiles(5, P50Ms: 35, P95Ms: 50, P99Ms: 50, MaxMs: 50), percentiles);
         Assert.Equal(15, Percentiles.Of([15.04]).P50Ms);
+        Assert.Equal(15.1, Percentiles.Of([15.06]).P50Ms);
     }
 }

@@ -4,6 +4,7 @@ using DiagnosticScenarios.Controls;
 using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.Routing;
 using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Hosting;
 using Xunit.Abstractions;
 
 namespace DiagnosticScenarios.Tests.Controls;
@@ -44,6 +45,7 @@ public sealed class ControlGateTests(InProcessApp app, ITestOutputHelper output)
     {
         // The fixture runs in Development, where the theory above refuses a remote client; Production reads its own settings.
         await using var production = _app.With(("environment", "Production"));
+        Assert.Equal(Environments.Production, production.Services.GetRequiredService<IHostEnvironment>().EnvironmentName);
 
         var context = await production.Server.SendAsync(c => Describe(c, "remote client")).DefaultTimeout();
 

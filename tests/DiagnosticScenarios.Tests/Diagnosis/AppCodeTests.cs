@@ -129,6 +129,11 @@ public sealed class AppCodeTests : IDisposable
 
         Assert.Equal([false, true, true, false], new[] { project, testAssembly, underNamespace, besideNamespace }.Select(app.IsApp));
         Assert.Equal("--app DiagnosticScenarios.Tests (assembly name)", app.Verdicts.Single(v => v.Module == "DiagnosticScenarios.Tests").Rule);
+        // The framework module is reported as the app's for the frames the namespace took, not left saying "not the app's"
+        // beside a site that names one of them; the project, with no frame under either name, stays outside.
+        Assert.Equal(new ModuleVerdict("System.Linq", FrameworkAssembly, true, "--app System.Linq.Parallel (namespace): its frames under System.Linq.Parallel"),
+            app.Verdicts.Single(v => v.Module == "System.Linq"));
+        Assert.False(app.Verdicts.Single(v => v.Module == "DiagnosticScenarios").IsApp);
     }
 
     public void Dispose()

@@ -3,7 +3,7 @@ using System.Text.RegularExpressions;
 namespace DiagnosticScenarios.Tests.Functional;
 
 /// <summary>
-/// Every source line the documents cite (<c>LockScenarios.cs:28 `lock (Gate)`</c>, in the README, the guides and the
+/// Every source line the documents cite (<c>LockScenarios.cs:28 `lock (Gate)`</c>, in the READMEs, the guides and the
 /// recorded benchmarks) is the line the repository has now: a reader who opens the file at that line finds the code the
 /// text quotes there, or, where the text quotes none, a line of code. A recording made before the scenario files changed
 /// fails here until it is measured again. <c>docs/suite-log.md</c> is the suite's history and keeps the lines of its day.
@@ -13,8 +13,8 @@ public sealed partial class DocumentedSourceLinesTests
     public static TheoryData<string, string> Citations()
     {
         var documents = new[] { Path.Combine(RepositoryPaths.Root, "README.md") }
-            .Concat(Directory.EnumerateFiles(Path.Combine(RepositoryPaths.Root, "docs"), "*.md", SearchOption.AllDirectories))
-            .Where(path => Path.GetFileName(path) != "suite-log.md");
+            .Concat(new[] { "docs", "src" }.SelectMany(folder => Directory.EnumerateFiles(Path.Combine(RepositoryPaths.Root, folder), "*.md", SearchOption.AllDirectories)))
+            .Where(path => Path.GetFileName(path) != "suite-log.md" && !path.Split(Path.DirectorySeparatorChar).Any(part => part is "bin" or "obj"));
         var data = new TheoryData<string, string>();
         foreach (var document in documents)
         {
