@@ -6,6 +6,12 @@ namespace DiagnosticScenarios.Diagnosis;
 /// <param name="NoSource">Why there is no line (the PDB or the map that is missing); null when there is one.</param>
 public sealed record AppFrame(string Method, SourceLine? Source, string? NoSource)
 {
+    /// <summary>
+    /// For the app's innermost frame, the name of its method's asynchronous twin on the same type (<c>QueryAsync</c> for
+    /// <c>MockDatabase.Query</c>), as a driver offers both faces; null when the type has none or it was not looked for.
+    /// </summary>
+    public string? AsyncTwin { get; init; }
+
     /// <summary>"StarvationScenariosController.TaskWait at StarvationScenariosController.cs:35", or the method and why it has no line.</summary>
     public override string ToString() => Source is null ? $"{Method} (no line: {NoSource})" : $"{Method} at {Source.FileName}:{Source.Line}";
 }

@@ -120,7 +120,8 @@ public sealed record BlockingFrame(BlockingKind Kind, string Name, string Frame)
     /// when the app's frames run in a delegate handed to it; the API's when the app called one that blocks inside
     /// (<c>HttpClient.Send</c>, <c>StreamReader.ReadToEnd</c>, <c>BlockingCollection.Take</c>); the container's when the wait is
     /// in a DI factory; the call's async twin when the wait is inside another library's synchronous method the app called
-    /// (<see cref="LibraryCallFix"/>); else the kind's (<see cref="FixFor(BlockingKind)"/>). Null when it is not parked in a known call, or waits
+    /// (<see cref="LibraryCallFix"/>); the app method's async twin when the app's innermost method sleeps and its type has
+    /// one (<see cref="AsyncTwinFix"/>); else the kind's (<see cref="FixFor(BlockingKind)"/>). Null when it is not parked in a known call, or waits
     /// inside an awaited call the app made (<see cref="IsAwaitedCall"/>).
     /// </summary>
     /// <param name="framesLeafFirst">The thread's stack.</param>
@@ -152,8 +153,20 @@ public sealed record BlockingFrame(BlockingKind Kind, string Name, string Frame)
             return ContainerFix;
         }
 
+        if (blocking.Kind == BlockingKind.Sleep && appFrame?.AsyncTwin is { } twin)
+        {
+            return AsyncTwinFix(appFrame.Method, twin);
+        }
+
         return LibraryCallFix(framesLeafFirst, at, call) ?? FixFor(blocking.Kind);
     }
+
+    /// <summary>
+    /// The fix for an app method that parks its thread where its type offers an asynchronous twin (a driver's two faces:
+    /// <c>MockDatabase.Query</c> sleeps as a blocking read does, <c>QueryAsync</c> awaits): its callers call the twin.
+    /// </summary>
+    public static string AsyncTwinFix(string method, string twin) =>
+        $"{method} blocks its thread and its type has an async twin, {twin}: call that with the request's CancellationToken and await it (/api/diagscenario/syncio → taskasyncwait)";
 
     /// <summary>
     /// The fix for a wait inside a library's synchronous method that the app called, a few frames above the primitive it

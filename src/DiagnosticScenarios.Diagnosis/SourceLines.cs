@@ -142,6 +142,32 @@ internal sealed class SourceLines : IDisposable
         return null;
     }
 
+    /// <summary>
+    /// The name of the method's asynchronous twin on its own type, <c>{Name}Async</c>, as the analyzers that flag a blocking
+    /// call in async code look for it (CA1849, VSTHRD103); null when the type has none, or the method is async-named, a
+    /// constructor, an accessor or compiler-generated, or its module cannot be read.
+    /// </summary>
+    public string? AsyncTwin(IlLocation location)
+    {
+        if (location.ModulePath is null || Module(location.ModulePath) is not { } pe)
+        {
+            return null;
+        }
+
+        var metadata = pe.GetMetadataReader();
+        var definition = metadata.GetMethodDefinition(MetadataTokens.MethodDefinitionHandle(location.MethodToken & 0x00FFFFFF));
+        var name = metadata.GetString(definition.Name);
+        if (name.EndsWith("Async", StringComparison.Ordinal) || name.Contains('<', StringComparison.Ordinal) || name.StartsWith('.')
+            || name.StartsWith("get_", StringComparison.Ordinal) || name.StartsWith("set_", StringComparison.Ordinal))
+        {
+            return null;
+        }
+
+        var twin = name + "Async";
+        return metadata.GetTypeDefinition(definition.GetDeclaringType()).GetMethods()
+            .Any(handle => metadata.StringComparer.Equals(metadata.GetMethodDefinition(handle).Name, twin)) ? twin : null;
+    }
+
     // "System.Threading.Tasks.Task`1.GetResultCore" -> ("Task`1", "GetResultCore"); a nested type's outer part goes.
     private static (string? Type, string Method) SplitCallee(string callee)
     {

@@ -114,7 +114,7 @@ internal sealed class StackResolver : IDisposable
         var end = start;
         for (; end < frames.Count && _app.IsApp(frames[end]); end++)
         {
-            appFrames.Add(Describe(frames[end], callee: end == 0 ? null : frames[end - 1]));
+            appFrames.Add(Describe(frames[end], callee: end == 0 ? null : frames[end - 1], innermost: end == start));
         }
 
         var underTaskRun = end < frames.Count && FrameNames.Method(frames[end].Name) is var caller
@@ -133,7 +133,7 @@ internal sealed class StackResolver : IDisposable
         _modules.Dispose();
     }
 
-    private AppFrame Describe(TraceFrame frame, TraceFrame? callee)
+    private AppFrame Describe(TraceFrame frame, TraceFrame? callee, bool innermost)
     {
         var method = FrameNames.TypeAndMethod(frame.Name);
         if (_maps.Find(frame.Address, isLeaf: callee is null) is not { } location)
@@ -143,8 +143,9 @@ internal sealed class StackResolver : IDisposable
                 : "the trace has no IL-to-native map for this code (recorded without the rundown's maps)");
         }
 
-        var (line, missing) = _sources.Find(location.Module is null && frame.ModulePath is { } path ? location with { Module = ModuleFile.At(path) } : location, callee is { } called ? FrameNames.Method(called.Name) : null);
-        return new AppFrame(method, line, missing);
+        var located = location.Module is null && frame.ModulePath is { } path ? location with { Module = ModuleFile.At(path) } : location;
+        var (line, missing) = _sources.Find(located, callee is { } called ? FrameNames.Method(called.Name) : null);
+        return new AppFrame(method, line, missing) { AsyncTwin = innermost ? _sources.AsyncTwin(located) : null };
     }
 
     // The method compiled at run time that made the blocking call (or called what made it), and its caller.

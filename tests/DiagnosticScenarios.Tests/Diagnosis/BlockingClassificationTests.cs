@@ -249,6 +249,27 @@ public sealed class BlockingClassificationTests
         Assert.Equal([BlockingFrame.FixFor(BlockingKind.WaitHandle), BlockingFrame.FixFor(BlockingKind.ManualResetEventSlim)], fixes);
     }
 
+    [Fact]
+    public void FixFor_AnAppMethodSleepingWhereItsTypeHasAnAsyncTwin_IsTheTwins_WithoutOneTheSleeps()
+    {
+        string[] frames =
+        [
+            "System.Private.CoreLib!System.Threading.Thread.Sleep(int32)",
+            "Northwind.Data!Northwind.Data.Ledger.Read(value class System.TimeSpan)",
+            "Northwind.Web!Northwind.Web.LedgerController.Get()",
+        ];
+        var read = new AppFrame("Ledger.Read", null, null);
+
+        var withTwin = BlockingFrame.FixFor(BlockingFrame.Find(frames), frames, read with { AsyncTwin = "ReadAsync" }, underTaskRun: false);
+        var without = BlockingFrame.FixFor(BlockingFrame.Find(frames), frames, read, underTaskRun: false);
+        var inTaskRun = BlockingFrame.FixFor(BlockingFrame.Find(frames), frames, read with { AsyncTwin = "ReadAsync" }, underTaskRun: true);
+
+        Assert.Equal(BlockingFrame.AsyncTwinFix("Ledger.Read", "ReadAsync"), withTwin);
+        Assert.Contains("async twin, ReadAsync:", withTwin, StringComparison.Ordinal);
+        Assert.Equal(BlockingFrame.FixFor(BlockingKind.Sleep), without);
+        Assert.Equal(BlockingFrame.TaskRunFix, inTaskRun);
+    }
+
     private static ThreadGroup Group(string[] framesLeafFirst)
     {
         var appFrame = new AppFrame(FrameNames.TypeAndMethod(framesLeafFirst[^1]), new SourceLine("SqlScenarioController.cs", 1, null), null);

@@ -40,6 +40,18 @@ public sealed class SourceLinesTests : IDisposable
                 return amount;
             }
         }
+
+        // A driver's two faces: a blocking read and its asynchronous twin.
+        public sealed class Drawer
+        {
+            public int Count()
+            {
+                System.Threading.Thread.Sleep(1);
+                return 1;
+            }
+
+            public System.Threading.Tasks.Task<int> CountAsync() => System.Threading.Tasks.Task.FromResult(1);
+        }
         """;
 
     private readonly string _folder = Directory.CreateTempSubdirectory("sourcelines-").FullName;
@@ -128,6 +140,18 @@ public sealed class SourceLinesTests : IDisposable
         using var lines = new SourceLines();
 
         Assert.Equal((true, false), (lines.IsReadyToRun(typeof(Enumerable).Assembly.Location), lines.IsReadyToRun(module)));
+    }
+
+    [Fact]
+    public void AsyncTwin_IsTheMethodOfTheSameTypeNamedWithAsync_WhereThereIsOne()
+    {
+        var (module, _) = Compile(OptimizationLevel.Release);
+        using var lines = new SourceLines();
+        string? TwinOf(string type, string method) => lines.AsyncTwin(new IlLocation(ModuleFile.At(module), MethodToken(module, type, method), IlOffset: 0));
+
+        Assert.Equal("CountAsync", TwinOf("Drawer", "Count"));
+        Assert.Null(TwinOf("Drawer", "CountAsync"));
+        Assert.Null(TwinOf("Journal", "Settle"));
     }
 
     public void Dispose() => Directory.Delete(_folder, recursive: true);

@@ -3,6 +3,7 @@ using System.Text.Json;
 using DiagnosticScenarios.Catalogue;
 using DiagnosticScenarios.Diagnosis;
 using DiagnosticScenarios.LoadRunner.Server;
+using DiagnosticScenarios.Scenarios;
 using Xunit.Abstractions;
 
 namespace DiagnosticScenarios.Tests.Load;
@@ -75,6 +76,32 @@ public sealed class StarvationLoadTests(MockLoadMeasurements measurements, ITest
 
         output.WriteLine(BlockedStacks.Describe(snapshot));
         BlockedStacks.AssertTopSiteNames(snapshot, CatalogueData.Find(ScenarioCatalogue.Mock, scenario), blocking);
+    }
+
+    // The fix the top site ends with, from what its code does: .Result and GetAwaiter().GetResult() make the caller async;
+    // the Thread.Sleep poll awaits; syncio and asyncsyncio park in the mock driver's blocking Query, whose type offers
+    // QueryAsync; taskrunwait's Query runs in a delegate handed to Task.Run, which only moved the block.
+    [Theory]
+    [InlineData("taskwait")]
+    [InlineData("getawaiterresult")]
+    [InlineData("tasksleepwait")]
+    [InlineData("syncio")]
+    [InlineData("asyncsyncio")]
+    [InlineData("taskrunwait")]
+    public async Task BadScenario_SnapshotUnderLoad_TopSiteEndsWithTheFixForWhatItsCodeDoes(string scenario)
+    {
+        var snapshot = await measurements.SnapshotAsync(scenario);
+        var expected = scenario switch
+        {
+            "taskwait" => BlockingFrame.FixFor(BlockingKind.TaskWait),
+            "getawaiterresult" => BlockingFrame.FixFor(BlockingKind.GetAwaiterGetResult),
+            "tasksleepwait" => BlockingFrame.FixFor(BlockingKind.Sleep),
+            "taskrunwait" => BlockingFrame.TaskRunFix,
+            _ => BlockingFrame.AsyncTwinFix($"{nameof(MockDatabase)}.{nameof(MockDatabase.Query)}", nameof(MockDatabase.QueryAsync)),
+        };
+
+        var top = snapshot.TopBlockedPoolSite();
+        Assert.True(top?.Fix == expected, $"{scenario}: the top site's fix is {top?.Fix ?? "(no site)"}, not {expected}. {BlockedStacks.Describe(snapshot)}");
     }
 
     [Theory]
