@@ -86,6 +86,9 @@ internal sealed partial class PrometheusServer : IAsyncDisposable
     /// <summary>The alerts now pending or firing (<c>/api/v1/alerts</c>).</summary>
     public Task<JsonElement> AlertsAsync() => DataAsync("api/v1/alerts", "alerts");
 
+    /// <summary>The rule groups and when each was last evaluated (<c>/api/v1/rules</c>, its <c>data.groups</c>).</summary>
+    public Task<JsonElement> RuleGroupsAsync() => DataAsync("api/v1/rules", "groups");
+
     public async ValueTask DisposeAsync()
     {
         _client.Dispose();

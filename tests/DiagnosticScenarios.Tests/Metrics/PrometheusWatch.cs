@@ -56,8 +56,17 @@ internal sealed class PrometheusWatch : IAsyncDisposable
     public async Task<AlertHistory> StopAsync()
     {
         var from = _watchingFrom ?? throw new InvalidOperationException("Prometheus was stopped before it watched the server.");
-        // The evaluation that follows the last scrape.
-        await Task.Delay(Interval);
+        // The evaluation that follows the last scrape: every rule group evaluated after this call.
+        var stopping = DateTimeOffset.UtcNow;
+        var (evaluated, groups) = await Poll.UntilAsync(
+            () => _prometheus.RuleGroupsAsync(),
+            groups => groups.GetArrayLength() > 0 && groups.EnumerateArray().All(g => g.GetProperty("lastEvaluation").GetDateTimeOffset() >= stopping),
+            FirstScrapePatience, interval: Interval / 4);
+        if (!evaluated)
+        {
+            throw new TimeoutException($"Prometheus evaluated no rule group after {stopping:O} within {FirstScrapePatience.TotalSeconds:0} s: {groups}\n{_prometheus.Output}");
+        }
+
         var end = DateTimeOffset.UtcNow;
         var states = new List<AlertState>();
         foreach (var series in (await _prometheus.QueryRangeAsync($"ALERTS{{alertname=\"{StarvationRulePrometheus.AlertName}\"}}", from, end)).EnumerateArray())
