@@ -50,14 +50,18 @@ public sealed record Scenario(
 /// <param name="PoolCompensates">
 /// The pool added threads for cooperative blocking during the load (runtime event 55, reason 8): only a Task wait
 /// (<c>.Result</c>, <c>.Wait()</c>, <c>GetAwaiter().GetResult()</c>) tells the pool it blocks. Null where runs differ: a
-/// scenario whose threads wait in a Task wait in some runs and in a synchronous socket read in others (<c>httpclient</c>).
+/// scenario whose threads wait in a Task wait in some runs and in a synchronous socket read in others (<c>httpclient</c>),
+/// or whose rare Task wait comes when hill climbing has left the pool's goal high enough or not (<c>intermittent</c>).
 /// </param>
 /// <param name="RaisesWaitHandleWait">
 /// Some pool thread's WaitHandleWait events (.NET 9+) name the scenario's code or route: what <c>dotnet-trace --clrevents
 /// waithandle</c> and the CLI's <c>waits</c> see. <c>Thread.Sleep</c> raises none.
 /// </param>
-/// <param name="SnapshotNamesIt">A stack snapshot half-way through the load names the scenario's code or route at its top blocking site.</param>
-public sealed record RuntimeView(bool? PoolCompensates, bool RaisesWaitHandleWait, bool SnapshotNamesIt);
+/// <param name="SnapshotNamesIt">
+/// A stack snapshot half-way through the load names the scenario's code or route at its top blocking site. Null where
+/// snapshots differ: blocking that comes and goes (<c>intermittent</c>) has a thread parked at some moments only.
+/// </param>
+public sealed record RuntimeView(bool? PoolCompensates, bool RaisesWaitHandleWait, bool? SnapshotNamesIt);
 
 /// <summary>How the load runner loads a scenario whose requests carry a body: what <c>run --method --body-bytes --upload-over</c> takes.</summary>
 /// <param name="Method">The HTTP method, e.g. POST.</param>

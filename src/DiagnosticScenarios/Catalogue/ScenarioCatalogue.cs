@@ -154,7 +154,11 @@ public static class ScenarioCatalogue
             "blocking that comes and goes: a single stack snapshot may find no thread parked, a wait trace over a few seconds names it",
             Twin: Mock.RoutePrefix + "taskasyncwait",
             Defaults: new Dictionary<string, int> { ["delayMs"] = BlockingDefaults.IntermittentDelayMs, ["every"] = BlockingDefaults.IntermittentEvery })
-            with { FlaggedBy = [AnalyzerRules.Vsthrd103, AnalyzerRules.Ca1849, AnalyzerRules.Ma0042, AnalyzerRules.AsyncFixer02] },
+            with
+            {
+                Runtime = new RuntimeView(PoolCompensates: null, RaisesWaitHandleWait: true, SnapshotNamesIt: null),
+                FlaggedBy = [AnalyzerRules.Vsthrd103, AnalyzerRules.Ca1849, AnalyzerRules.Ma0042, AnalyzerRules.AsyncFixer02],
+            },
     ];
 
     /// <summary>What the live page may point the load runner at: the query families' scenarios, never an arbitrary URL.</summary>
