@@ -12,6 +12,13 @@ public sealed record AppFrame(string Method, SourceLine? Source, string? NoSourc
     /// </summary>
     public string? AsyncTwin { get; init; }
 
+    /// <summary>
+    /// For the app's innermost frame, the app method the JIT inlined into it where the blocking call is made, with that
+    /// call's line: the frame's line is its call to that method, which left no frame (<see cref="SourceLines.FindInlined"/>).
+    /// Null when the frame makes the call itself.
+    /// </summary>
+    public AppFrame? Inlined { get; init; }
+
     /// <summary>"StarvationScenariosController.TaskWait at StarvationScenariosController.cs:35", or the method and why it has no line.</summary>
     public override string ToString() => Source is null ? $"{Method} (no line: {NoSource})" : $"{Method} at {Source.FileName}:{Source.Line}";
 }

@@ -153,9 +153,9 @@ public sealed record BlockingFrame(BlockingKind Kind, string Name, string Frame)
             return ContainerFix;
         }
 
-        if (blocking.Kind == BlockingKind.Sleep && appFrame?.AsyncTwin is { } twin)
+        if (blocking.Kind == BlockingKind.Sleep && (appFrame?.Inlined ?? appFrame) is { AsyncTwin: { } twin } sleeper)
         {
-            return AsyncTwinFix(appFrame.Method, twin);
+            return AsyncTwinFix(sleeper.Method, twin);
         }
 
         return LibraryCallFix(framesLeafFirst, at, call) ?? FixFor(blocking.Kind);

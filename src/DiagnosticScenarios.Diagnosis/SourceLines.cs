@@ -44,7 +44,7 @@ internal sealed class SourceLines : IDisposable
 
         var reader = pdb.GetMetadataReader();
         var handle = MetadataTokens.MethodDefinitionHandle(location.MethodToken & 0x00FFFFFF);
-        var ilOffset = callee is null ? location.IlOffset : CallTo(location, callee) ?? location.IlOffset;
+        var ilOffset = callee is null ? location.IlOffset : CallTo(location, callee) ?? InlinedCallAt(location, callee)?.CallOffset ?? location.IlOffset;
         SequencePoint? best = null;
         SequencePoint? next = null;
         foreach (var point in reader.GetMethodDebugInformation(handle).GetSequencePoints())
@@ -140,6 +140,118 @@ internal sealed class SourceLines : IDisposable
         }
 
         return null;
+    }
+
+    /// <summary>
+    /// The app's method the JIT inlined into the frame at <paramref name="location"/> where the blocking call is made, with
+    /// the line of that call in it; null when the frame makes the call itself or nothing says otherwise. A frame's method
+    /// that calls nothing of the blocking call's type (<paramref name="callee"/>, the frame below it) at or after the mapped
+    /// IL offset, but calls a method of its own module whose IL does (directly, or through two more such methods), had that
+    /// method's code inlined there: a stack holds no frame for it. Read from the IL, as the JIT's own record of what it
+    /// inlined is not in the trace.
+    /// </summary>
+    public AppFrame? FindInlined(IlLocation location, string callee)
+    {
+        if (CallTo(location, callee) is not null || InlinedCallAt(location, callee) is not { } inlined)
+        {
+            return null;
+        }
+
+        var inside = location with { MethodToken = inlined.Token, IlOffset = inlined.InnerOffset };
+        var (line, missing) = Find(inside);
+        return new AppFrame(inlined.Method, line, missing) { AsyncTwin = AsyncTwin(inside) };
+    }
+
+    // How deep a chain of the module's own methods is followed to the blocking call: the inlinee and two it inlined in turn.
+    private const int InlineDepth = 3;
+
+    private (int CallOffset, int Token, int InnerOffset, string Method)? InlinedCallAt(IlLocation location, string callee)
+    {
+        var (type, _) = SplitCallee(callee);
+        if (type is null || location.ModulePath is null || Module(location.ModulePath) is not { } pe)
+        {
+            return null;
+        }
+
+        var metadata = pe.GetMetadataReader();
+        foreach (var (offset, token) in Calls(pe, metadata, location.MethodToken).Where(call => call.Offset >= location.IlOffset))
+        {
+            if (IlOpcodes.Target(metadata, token) is { } target && SameType(target.Type, type))
+            {
+                return null;
+            }
+
+            if (Reaching(pe, metadata, token, type, InlineDepth) is { } inner)
+            {
+                return (offset, inner.Token, inner.Offset, inner.Method);
+            }
+        }
+
+        return null;
+    }
+
+    // The method of this module at `token`, or one it calls, that calls a method of `type`: its token, the call's IL offset
+    // and its name as a frame names it (Type.Method, nested types joined by '+').
+    private static (int Token, int Offset, string Method)? Reaching(PEReader pe, MetadataReader metadata, int token, string type, int depth)
+    {
+        if (MetadataTokens.EntityHandle(token).Kind != HandleKind.MethodDefinition)
+        {
+            return null;
+        }
+
+        var calls = Calls(pe, metadata, token);
+        if (calls.FirstOrDefault(call => IlOpcodes.Target(metadata, call.Token) is { } target && SameType(target.Type, type)) is { Token: not 0 } direct)
+        {
+            return (token, direct.Offset, TypeAndMethod(metadata, (MethodDefinitionHandle)MetadataTokens.EntityHandle(token)));
+        }
+
+        return depth <= 1 ? null : calls.Select(call => Reaching(pe, metadata, call.Token, type, depth - 1)).FirstOrDefault(found => found is not null);
+    }
+
+    // A generic type and the type of its name without arity count as one: .Result is Task`1's, and the frame the wait
+    // leaves, once get_Result is inlined, is Task's own InternalWait.
+    private static bool SameType(string called, string blocking) =>
+        called == blocking || called.StartsWith(blocking + "`", StringComparison.Ordinal) || blocking.StartsWith(called + "`", StringComparison.Ordinal);
+
+    // The calls of a method body, in IL order: each one's offset and its target's token; none for a method without a body.
+    private static List<(int Offset, int Token)> Calls(PEReader pe, MetadataReader metadata, int methodToken)
+    {
+        var definition = metadata.GetMethodDefinition(MetadataTokens.MethodDefinitionHandle(methodToken & 0x00FFFFFF));
+        var calls = new List<(int Offset, int Token)>();
+        if (definition.RelativeVirtualAddress == 0)
+        {
+            return calls;
+        }
+
+        var il = pe.GetMethodBody(definition.RelativeVirtualAddress).GetILReader();
+        while (il.RemainingBytes > 0)
+        {
+            var offset = il.Offset;
+            var instruction = IlOpcodes.Read(ref il);
+            if (instruction.IsCall)
+            {
+                calls.Add((offset, il.ReadInt32()));
+            }
+            else
+            {
+                IlOpcodes.SkipOperand(ref il, instruction);
+            }
+        }
+
+        return calls;
+    }
+
+    private static string TypeAndMethod(MetadataReader metadata, MethodDefinitionHandle handle)
+    {
+        var definition = metadata.GetMethodDefinition(handle);
+        var type = metadata.GetTypeDefinition(definition.GetDeclaringType());
+        var name = metadata.GetString(type.Name);
+        for (var outer = type.GetDeclaringType(); !outer.IsNil; outer = metadata.GetTypeDefinition(outer).GetDeclaringType())
+        {
+            name = metadata.GetString(metadata.GetTypeDefinition(outer).Name) + "+" + name;
+        }
+
+        return $"{name}.{metadata.GetString(definition.Name)}";
     }
 
     /// <summary>

@@ -144,8 +144,16 @@ internal sealed class StackResolver : IDisposable
         }
 
         var located = location.Module is null && frame.ModulePath is { } path ? location with { Module = ModuleFile.At(path) } : location;
-        var (line, missing) = _sources.Find(located, callee is { } called ? FrameNames.Method(called.Name) : null);
-        return new AppFrame(method, line, missing) { AsyncTwin = innermost ? _sources.AsyncTwin(located) : null };
+        var calleeMethod = callee is { } called ? FrameNames.Method(called.Name) : null;
+        var (line, missing) = _sources.Find(located, calleeMethod);
+        if (!innermost)
+        {
+            return new AppFrame(method, line, missing);
+        }
+
+        // The blocking call may be in an app method the JIT inlined here, which carries its own async twin.
+        var inlined = calleeMethod is null ? null : _sources.FindInlined(located, calleeMethod);
+        return new AppFrame(method, line, missing) { AsyncTwin = inlined is null ? _sources.AsyncTwin(located) : null, Inlined = inlined };
     }
 
     // The method compiled at run time that made the blocking call (or called what made it), and its caller.

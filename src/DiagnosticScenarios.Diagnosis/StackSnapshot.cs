@@ -162,10 +162,14 @@ public sealed record BlockingSite(int Threads, BlockingFrame Blocking, IReadOnly
         }
 
         var innermost = appFrames[0];
-        var at = innermost.Source is { } source ? $" at {source} in {innermost.Method}" : $" in {innermost.Method} (no line: {innermost.NoSource})";
+        var at = innermost.Inlined is { } inlinedCallee
+            ? $"{At(inlinedCallee)}, which the JIT inlined into {innermost.Method}{(innermost.Source is { } call ? $" ({call.FileName}:{call.Line})" : "")}"
+            : At(innermost);
         var callers = appFrames.Skip(1).Select(f => f.Source is { } s ? $"{f.Method} ({s.FileName}:{s.Line})" : f.Method);
         var inlined = inlinedInto is null ? "" : $" ← called by {inlinedInto}, compiled at run time, where the JIT may have inlined the action";
         return at + string.Concat(callers.Select(c => $" ← {c}")) + inlined;
+
+        static string At(AppFrame frame) => frame.Source is { } source ? $" at {source} in {frame.Method}" : $" in {frame.Method} (no line: {frame.NoSource})";
     }
 }
 

@@ -268,6 +268,23 @@ public sealed class BlockingClassificationTests
         Assert.Contains("async twin, ReadAsync:", withTwin, StringComparison.Ordinal);
         Assert.Equal(BlockingFrame.FixFor(BlockingKind.Sleep), without);
         Assert.Equal(BlockingFrame.TaskRunFix, inTaskRun);
+
+        // The same sleep in Read inlined into its caller, the frame left: the twin is still Read's.
+        var caller = new AppFrame("LedgerController.Get", null, null) { Inlined = read with { AsyncTwin = "ReadAsync" } };
+        Assert.Equal(withTwin, BlockingFrame.FixFor(BlockingFrame.Find(frames), frames, caller, underTaskRun: false));
+    }
+
+    [Fact]
+    public void Where_NamesTheInlinedMethodsLineFirst_ThenTheFrameThatHoldsItsCode()
+    {
+        var restock = new AppFrame("Shelf.Restock", new SourceLine("/src/Shelf.cs", 9, "var counted = Count();"), null)
+        {
+            Inlined = new AppFrame("Shelf.Count", new SourceLine("/src/Shelf.cs", 30, "System.Threading.Thread.Sleep(_delay);"), null),
+        };
+
+        Assert.Equal(
+            " at Shelf.cs:30 `System.Threading.Thread.Sleep(_delay);` in Shelf.Count, which the JIT inlined into Shelf.Restock (Shelf.cs:9) ← ShelfController.Post (ShelfController.cs:14)",
+            BlockingSite.Where([restock, new AppFrame("ShelfController.Post", new SourceLine("/src/ShelfController.cs", 14, "shelf.Restock();"), null)], null));
     }
 
     private static ThreadGroup Group(string[] framesLeafFirst)

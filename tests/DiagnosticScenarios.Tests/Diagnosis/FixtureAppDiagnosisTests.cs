@@ -161,6 +161,36 @@ public sealed class FixtureAppDiagnosisTests(ITestOutputHelper output)
         }
     }
 
+    /// <summary>
+    /// A small method the Release JIT inlines into its caller leaves no frame: the caller's frame holds its blocking call.
+    /// The site names the inlined method's line first, then the frame it was inlined into at its call. Tiered compilation is
+    /// off for this process, so that the JIT optimizes from the first call (as it does a hot path once it has run a while);
+    /// with it on, the first requests' threads park in unoptimized code, where every method keeps its frame.
+    /// </summary>
+    [Fact]
+    public async Task Stacks_OnAReleaseBuildWhoseJitInlinedTheBlockingMethodIntoItsCaller_NamesItsLine_AndTheFrameItWasInlinedInto()
+    {
+        var app = FixtureApp.ContosoOrders("Release");
+        var blocking = app.At("Services/OrderService.cs", "OrderService.ItemsIn", "private static int ItemsIn(Task<IReadOnlyList<OrderLine>> lines) => lines.Result.Count;");
+        var caller = app.At("Services/OrderService.cs", "OrderService+<>c__DisplayClass*.<CountItems>b__*", "var count = Task.Run(() => ItemsIn(_repository.GetLinesAsync(id))).Result;");
+        var options = app.ServerOptions with
+        {
+            ExtraEnvironment = new Dictionary<string, string>(app.ServerOptions.ExtraEnvironment) { ["DOTNET_TieredCompilation"] = "0" },
+        };
+        await using var server = await BlockedServer.StartAsync(options);
+        server.Loop(new Uri("orders/7/items", UriKind.Relative), WorkersPerRoute);
+        await server.WhenEveryLoopHasAnsweredAsync(FirstAnswers);
+
+        var snapshot = JsonSerializer.Deserialize<StackSnapshot>(
+            await RunAsync(null, "stacks", "-p", $"{server.ProcessId}", "--format", "json", "--top", "5", "--requests-window", "0s"), Json)!;
+
+        var sites = snapshot.BlockedPoolSites;
+        output.WriteLine(string.Join('\n', sites.Select(s => s.Describe(snapshot.PoolThreadCount))));
+        Assert.True(
+            sites.Any(s => s.Blocking.Kind == BlockingKind.TaskWait && s.AppFrames is [var frame, ..] && caller.IsNamedBy(frame) && frame.Inlined is { } inlined && blocking.IsNamedBy(inlined)),
+            $"no site names {blocking}, inlined into {caller}");
+    }
+
     private static async Task<string> RunAsync(string? installedTool, params string[] arguments)
     {
         var run = installedTool is null

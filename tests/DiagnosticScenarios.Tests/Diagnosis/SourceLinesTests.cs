@@ -52,6 +52,34 @@ public sealed class SourceLinesTests : IDisposable
 
             public System.Threading.Tasks.Task<int> CountAsync() => System.Threading.Tasks.Task.FromResult(1);
         }
+
+        // Small methods a Release JIT inlines into their callers, which then hold the sleep with no frame of their own.
+        public sealed class Shelf
+        {
+            private readonly int _delay = 1;
+
+            public int Restock()
+            {
+                var counted = Count();
+                return counted + 1;
+            }
+
+            public int Audit() => Recount();
+
+            public int Tally()
+            {
+                System.Threading.Thread.Sleep(2);
+                return Count();
+            }
+
+            private int Recount() => Count() * 2;
+
+            private int Count()
+            {
+                System.Threading.Thread.Sleep(_delay);
+                return 1;
+            }
+        }
         """;
 
     private readonly string _folder = Directory.CreateTempSubdirectory("sourcelines-").FullName;
@@ -152,6 +180,35 @@ public sealed class SourceLinesTests : IDisposable
         Assert.Equal("CountAsync", TwinOf("Drawer", "Count"));
         Assert.Null(TwinOf("Drawer", "CountAsync"));
         Assert.Null(TwinOf("Journal", "Settle"));
+    }
+
+    [Theory]
+    [InlineData("Restock", "var counted = Count();")]
+    [InlineData("Audit", "public int Audit() => Recount();")]
+    public void FindInlined_NamesTheModulesMethodWhoseCallTheFrameHoldsWithNoFrameOfItsOwn_AndItsLine(string frame, string callingLine)
+    {
+        var (module, source) = Compile(OptimizationLevel.Release);
+        using var lines = new SourceLines();
+        var location = new IlLocation(ModuleFile.At(module), MethodToken(module, "Shelf", frame), IlOffset: 0);
+
+        var inlined = lines.FindInlined(location, "System.Threading.Thread.Sleep");
+        var (line, missing) = lines.Find(location, "System.Threading.Thread.Sleep");
+
+        Assert.NotNull(inlined);
+        Assert.Equal("Shelf.Count", inlined.Method);
+        Assert.Equal((source, LineOf("System.Threading.Thread.Sleep(_delay);"), "System.Threading.Thread.Sleep(_delay);"), (inlined.Source?.File, inlined.Source?.Line, inlined.Source?.Text));
+        Assert.True(line is not null, missing);
+        Assert.Equal(LineOf(callingLine), line.Line);
+    }
+
+    [Fact]
+    public void FindInlined_IsNull_WhereTheFrameMakesTheCallItself()
+    {
+        var (module, _) = Compile(OptimizationLevel.Release);
+        using var lines = new SourceLines();
+
+        Assert.Null(lines.FindInlined(new IlLocation(ModuleFile.At(module), MethodToken(module, "Shelf", "Tally"), IlOffset: 0), "System.Threading.Thread.Sleep"));
+        Assert.Null(lines.FindInlined(new IlLocation(ModuleFile.At(module), MethodToken(module, "Shelf", "Count"), IlOffset: 0), "System.Threading.Thread.Sleep"));
     }
 
     public void Dispose() => Directory.Delete(_folder, recursive: true);
