@@ -115,24 +115,8 @@ internal sealed class SourceLines : IDisposable
         }
 
         var metadata = pe.GetMetadataReader();
-        var definition = metadata.GetMethodDefinition(MetadataTokens.MethodDefinitionHandle(location.MethodToken & 0x00FFFFFF));
-        if (definition.RelativeVirtualAddress == 0)
+        foreach (var (offset, token) in Calls(pe, metadata, location.MethodToken))
         {
-            return null;
-        }
-
-        var il = pe.GetMethodBody(definition.RelativeVirtualAddress).GetILReader();
-        while (il.RemainingBytes > 0)
-        {
-            var offset = il.Offset;
-            var instruction = IlOpcodes.Read(ref il);
-            if (!instruction.IsCall)
-            {
-                IlOpcodes.SkipOperand(ref il, instruction);
-                continue;
-            }
-
-            var token = il.ReadInt32();
             if (offset >= location.IlOffset && IlOpcodes.Target(metadata, token) is { } target && target.Method == method && (type is null || target.Type == type))
             {
                 return offset;
