@@ -13,9 +13,9 @@ public sealed record AppFrame(string Method, SourceLine? Source, string? NoSourc
     public string? AsyncTwin { get; init; }
 
     /// <summary>
-    /// For the app's innermost frame, the app method the JIT inlined into it where the blocking call is made, with that
-    /// call's line: the frame's line is its call to that method, which left no frame (<see cref="SourceLines.FindInlined"/>).
-    /// Null when the frame makes the call itself.
+    /// The app method the JIT inlined into this frame where the frame's call is made (the blocking call, for the innermost),
+    /// with that call's line: the frame's line is its call to that method, which left no frame
+    /// (<see cref="SourceLines.FindCall"/>). Null when the frame makes the call itself.
     /// </summary>
     public AppFrame? Inlined { get; init; }
 

@@ -31,6 +31,41 @@ internal sealed class SourceLines : IDisposable
     /// </param>
     public (SourceLine? Line, string? Missing) Find(IlLocation location, string? callee = null)
     {
+        var (line, missing, _) = FindCall(location, callee);
+        return (line, missing);
+    }
+
+    /// <summary>
+    /// The line as <see cref="Find"/> gives it and, when the call a frame that is not the leaf makes is in an app method the
+    /// JIT inlined into the frame, that method with the line of the call in it; null when the frame makes the call itself.
+    /// A frame's method that calls nothing of the called method's type at or after the mapped IL offset, but calls a method
+    /// of its own module whose IL does (directly, or through two more such methods), had that method's code inlined there:
+    /// a stack holds no frame for it. Read from the IL, as the JIT's own record of what it inlined is not in the trace.
+    /// </summary>
+    public (SourceLine? Line, string? Missing, AppFrame? Inlined) FindCall(IlLocation location, string? callee)
+    {
+        if (callee is null)
+        {
+            var (leafLine, leafMissing) = LineAt(location, location.IlOffset, ofACall: false);
+            return (leafLine, leafMissing, null);
+        }
+
+        var direct = CallTo(location, callee);
+        var inlined = direct is null ? InlinedCallAt(location, callee) : null;
+        var (line, missing) = LineAt(location, direct ?? inlined?.CallOffset ?? location.IlOffset, ofACall: true);
+        if (inlined is not { } call)
+        {
+            return (line, missing, null);
+        }
+
+        var inside = location with { MethodToken = call.Token, IlOffset = call.InnerOffset };
+        var (innerLine, innerMissing) = LineAt(inside, inside.IlOffset, ofACall: false);
+        return (line, missing, new AppFrame(call.Method, innerLine, innerMissing) { AsyncTwin = AsyncTwin(inside) });
+    }
+
+    // The line of the sequence point at `ilOffset`; `ofACall`: the offset is a call's, found or mapped from a return address.
+    private (SourceLine? Line, string? Missing) LineAt(IlLocation location, int ilOffset, bool ofACall)
+    {
         if (location.ModulePath is null)
         {
             return (null, "the trace does not name the module's file");
@@ -44,7 +79,6 @@ internal sealed class SourceLines : IDisposable
 
         var reader = pdb.GetMetadataReader();
         var handle = MetadataTokens.MethodDefinitionHandle(location.MethodToken & 0x00FFFFFF);
-        var ilOffset = callee is null ? location.IlOffset : CallTo(location, callee) ?? InlinedCallAt(location, callee)?.CallOffset ?? location.IlOffset;
         SequencePoint? best = null;
         SequencePoint? next = null;
         foreach (var point in reader.GetMethodDebugInformation(handle).GetSequencePoints())
@@ -76,7 +110,7 @@ internal sealed class SourceLines : IDisposable
         // lies past the brace's start or the return address maps to its start (the JIT inlined Lock.EnterScope, so the
         // frame below is EnterScope's callee, which the IL never calls). The statement is the first line of code after the
         // brace and before the next line the PDB names.
-        if (text == "{" && (ilOffset > found.Offset || callee is not null) && StatementAfterBrace(file, found, next) is { } statement)
+        if (text == "{" && (ilOffset > found.Offset || ofACall) && StatementAfterBrace(file, found, next) is { } statement)
         {
             return (new SourceLine(file, statement.Line, statement.Text), null);
         }
@@ -124,26 +158,6 @@ internal sealed class SourceLines : IDisposable
         }
 
         return null;
-    }
-
-    /// <summary>
-    /// The app's method the JIT inlined into the frame at <paramref name="location"/> where the blocking call is made, with
-    /// the line of that call in it; null when the frame makes the call itself or nothing says otherwise. A frame's method
-    /// that calls nothing of the blocking call's type (<paramref name="callee"/>, the frame below it) at or after the mapped
-    /// IL offset, but calls a method of its own module whose IL does (directly, or through two more such methods), had that
-    /// method's code inlined there: a stack holds no frame for it. Read from the IL, as the JIT's own record of what it
-    /// inlined is not in the trace.
-    /// </summary>
-    public AppFrame? FindInlined(IlLocation location, string callee)
-    {
-        if (CallTo(location, callee) is not null || InlinedCallAt(location, callee) is not { } inlined)
-        {
-            return null;
-        }
-
-        var inside = location with { MethodToken = inlined.Token, IlOffset = inlined.InnerOffset };
-        var (line, missing) = Find(inside);
-        return new AppFrame(inlined.Method, line, missing) { AsyncTwin = AsyncTwin(inside) };
     }
 
     // How deep a chain of the module's own methods is followed to the blocking call: the inlinee and two it inlined in turn.

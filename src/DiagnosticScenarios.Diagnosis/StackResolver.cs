@@ -144,16 +144,9 @@ internal sealed class StackResolver : IDisposable
         }
 
         var located = location.Module is null && frame.ModulePath is { } path ? location with { Module = ModuleFile.At(path) } : location;
-        var calleeMethod = callee is { } called ? FrameNames.Method(called.Name) : null;
-        var (line, missing) = _sources.Find(located, calleeMethod);
-        if (!innermost)
-        {
-            return new AppFrame(method, line, missing);
-        }
-
-        // The blocking call may be in an app method the JIT inlined here, which carries its own async twin.
-        var inlined = calleeMethod is null ? null : _sources.FindInlined(located, calleeMethod);
-        return new AppFrame(method, line, missing) { AsyncTwin = inlined is null ? _sources.AsyncTwin(located) : null, Inlined = inlined };
+        var (line, missing, inlined) = _sources.FindCall(located, callee is { } called ? FrameNames.Method(called.Name) : null);
+        // The innermost frame's method, or the app method inlined into it, may have an async twin its fix names.
+        return new AppFrame(method, line, missing) { Inlined = inlined, AsyncTwin = innermost && inlined is null ? _sources.AsyncTwin(located) : null };
     }
 
     // The method compiled at run time that made the blocking call (or called what made it), and its caller.

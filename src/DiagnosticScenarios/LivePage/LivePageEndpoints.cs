@@ -21,9 +21,9 @@ public static class LivePageEndpoints
             return services;
         }
 
+        // The controls bring the app's origins (AddControlGate); the page's server checks Host as the app does.
         services.AddDetection(configuration).AddControls(configuration).AddStackCapture(configuration);
         services.TryAddSingleton<AllowedHosts>();
-        services.TryAddSingleton<AppOrigins>();
 
         services.AddOptions<LivePageOptions>().Bind(configuration.GetSection(LivePageOptions.SectionName)).ValidateDataAnnotations().ValidateOnStart();
         services.AddSingleton<LivePageData>();

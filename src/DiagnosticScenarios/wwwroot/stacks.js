@@ -27,13 +27,13 @@
     }).join('\n');
   }
 
-  // A group's line as the snapshot says it (GroupLines, in the order of its groups; a group is its exact stack).
-  function groupDetails(group, snapshot) {
+  // A group's line as the snapshot says it (GroupLines, in the order of its groups; a group is its exact stack), looked up
+  // by its frames in a map made once per capture.
+  function groupDetails(group, lineOf) {
     const details = document.createElement('details');
     details.className = group.appFrame && group.blocking?.kind !== 'IdleWorker' ? 'stack-group holder' : 'stack-group';
     const summary = document.createElement('summary');
-    const frames = group.frames.join('\n');
-    summary.textContent = snapshot.groupLines[snapshot.groups.findIndex((g) => g.frames.join('\n') === frames)];
+    summary.textContent = lineOf.get(group.frames.join('\n'));
     const stack = document.createElement('pre');
     stack.textContent = stackText(group);
     details.append(summary, stack);
@@ -54,6 +54,7 @@
     groups.dataset.trigger = capture.trigger;
     groups.dataset.requestedAt = capture.requestedAt;
     const s = capture.snapshot;
+    const lineOf = new Map(s.groups.map((g, i) => [g.frames.join('\n'), s.groupLines[i]]));
     el('stacks-status').textContent = `Captured on ${capture.trigger} at ${new Date(s.capturedAt).toLocaleTimeString()}: ` +
       `${s.threadCount} managed threads, ${s.poolThreadCount} in the pool, ${s.groups.length} groups (${Math.round(s.captureMs + s.analysisMs)} ms).` +
       (s.incomplete ? ` ${s.incomplete}` : '');
@@ -65,14 +66,14 @@
       const fix = document.createElement('p');
       fix.className = 'stack-fix';
       fix.textContent = site.fix ? `Fix: ${site.fix}` : '';
-      details.append(summary, fix, ...site.groups.map((group) => groupDetails(group, s)));
+      details.append(summary, fix, ...site.groups.map((group) => groupDetails(group, lineOf)));
       groups.append(details);
     });
 
     // With nothing parked, what the pool is doing instead: idle or running workers.
     if (s.blockedPoolSites.length === 0) {
       for (const group of s.groups.filter((g) => g.poolThreads).slice(0, shownSites)) {
-        groups.append(groupDetails(group, s));
+        groups.append(groupDetails(group, lineOf));
       }
     }
   }

@@ -185,14 +185,13 @@ public sealed class SourceLinesTests : IDisposable
     [Theory]
     [InlineData("Restock", "var counted = Count();")]
     [InlineData("Audit", "public int Audit() => Recount();")]
-    public void FindInlined_NamesTheModulesMethodWhoseCallTheFrameHoldsWithNoFrameOfItsOwn_AndItsLine(string frame, string callingLine)
+    public void FindCall_NamesTheModulesMethodWhoseCallTheFrameHoldsWithNoFrameOfItsOwn_AndItsLine(string frame, string callingLine)
     {
         var (module, source) = Compile(OptimizationLevel.Release);
         using var lines = new SourceLines();
         var location = new IlLocation(ModuleFile.At(module), MethodToken(module, "Shelf", frame), IlOffset: 0);
 
-        var inlined = lines.FindInlined(location, "System.Threading.Thread.Sleep");
-        var (line, missing) = lines.Find(location, "System.Threading.Thread.Sleep");
+        var (line, missing, inlined) = lines.FindCall(location, "System.Threading.Thread.Sleep");
 
         Assert.NotNull(inlined);
         Assert.Equal("Shelf.Count", inlined.Method);
@@ -202,13 +201,13 @@ public sealed class SourceLinesTests : IDisposable
     }
 
     [Fact]
-    public void FindInlined_IsNull_WhereTheFrameMakesTheCallItself()
+    public void FindCall_NamesNoInlinedMethod_WhereTheFrameMakesTheCallItself()
     {
         var (module, _) = Compile(OptimizationLevel.Release);
         using var lines = new SourceLines();
 
-        Assert.Null(lines.FindInlined(new IlLocation(ModuleFile.At(module), MethodToken(module, "Shelf", "Tally"), IlOffset: 0), "System.Threading.Thread.Sleep"));
-        Assert.Null(lines.FindInlined(new IlLocation(ModuleFile.At(module), MethodToken(module, "Shelf", "Count"), IlOffset: 0), "System.Threading.Thread.Sleep"));
+        Assert.Null(lines.FindCall(new IlLocation(ModuleFile.At(module), MethodToken(module, "Shelf", "Tally"), IlOffset: 0), "System.Threading.Thread.Sleep").Inlined);
+        Assert.Null(lines.FindCall(new IlLocation(ModuleFile.At(module), MethodToken(module, "Shelf", "Count"), IlOffset: 0), "System.Threading.Thread.Sleep").Inlined);
     }
 
     public void Dispose() => Directory.Delete(_folder, recursive: true);
