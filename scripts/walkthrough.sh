@@ -174,12 +174,12 @@ check "step 4: the page's server says starved under tasksleepwait" starved
 t=$(timed_get http://localhost:5002/api/threadpool "$work/live")
 check "step 4: the page's server answers within a second while the pool starves ($t s)" \
   bash -c "$(declare -f contains within); contains '$work/live' '\"starved\":true' && within '$t' 0 1"
-# A request to the app's own Kestrel waits in the starved pool's queue: twenty times what it took on the healthy app and
+# A request to the app's own Kestrel waits in the starved pool's queue: ten times what it took on the healthy app and
 # 50 ms at the least. Not the queue's whole second of work, which the starvation rule reads over three seconds: at one
 # instant the pool may just have taken a thread (a CI run's waited 0.198 s). curl gives up at 30 s (a CI run's did, at
 # 30.00007 s), and a request still waiting then has waited all the more.
 t=$(timed_get http://localhost:5000/api/threadpool "$work/live-kestrel")
-least=$(awk -v h="$healthy" 'BEGIN { x = 20 * h; printf "%.3f", (x < 0.05 ? 0.05 : x) }')
+least=$(awk -v h="$healthy" 'BEGIN { x = 10 * h; printf "%.3f", (x < 0.05 ? 0.05 : x) }')
 check "step 4: the same through the app's Kestrel waits for a pool thread ($t s; $healthy s on the healthy app)" \
   bash -c "$(declare -f within); within '$t' '$least' 31"
 wait "$load"; rc=$?
