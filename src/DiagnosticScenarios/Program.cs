@@ -30,7 +30,7 @@ builder.Services.AddScenarios(builder.Configuration);
 builder.Services.AddSqlScenarios(builder.Configuration);
 
 // The blocking family: the primitives real services starve on, each beside its fix (and the slow upstream they call).
-builder.Services.AddBlockingScenarios();
+builder.Services.AddBlockingScenarios(builder.Configuration);
 
 // Detection: the queue-delay probe, the injection listener, per-endpoint attribution, the meter, the starvation detector.
 builder.Services.AddDetection(builder.Configuration);

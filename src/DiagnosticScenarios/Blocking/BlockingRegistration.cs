@@ -1,10 +1,17 @@
+using DiagnosticScenarios.Scenarios;
+
 namespace DiagnosticScenarios.Blocking;
 
 public static class BlockingRegistration
 {
-    /// <summary>What the blocking family's pairs use: the slow upstream and its client, the background worker, the settings store and its factory.</summary>
-    public static IServiceCollection AddBlockingScenarios(this IServiceCollection services)
+    /// <summary>
+    /// What the blocking family's pairs use: the mock database (the lock, semaphore and intermittent pairs query it, so this
+    /// registers the scenarios' room first), the slow upstream and its client, the background worker, the settings store and
+    /// its factory.
+    /// </summary>
+    public static IServiceCollection AddBlockingScenarios(this IServiceCollection services, IConfiguration configuration)
     {
+        services.AddScenarios(configuration);
         services.AddSingleton<SlowUpstream>();
         services.AddHostedService<SlowUpstreamService>();
         services.AddHttpClient(SlowUpstream.ClientName, (provider, client) => client.BaseAddress = provider.GetRequiredService<SlowUpstream>().BaseAddress)

@@ -2,9 +2,17 @@ namespace DiagnosticScenarios.Scenarios;
 
 public static class ScenarioRegistration
 {
-    /// <summary>The mock database, the scenario defaults, the state Microsoft's tutorial scenarios keep per process and how many may run at once.</summary>
+    /// <summary>
+    /// The mock database, the scenario defaults, the state Microsoft's tutorial scenarios keep per process and how many may
+    /// run at once. Rooms whose pairs query the mock database call this first: once registered, it is not registered again.
+    /// </summary>
     public static IServiceCollection AddScenarios(this IServiceCollection services, IConfiguration configuration)
     {
+        if (services.Any(s => s.ServiceType == typeof(MockDatabase)))
+        {
+            return services;
+        }
+
         services.AddOptions<ScenarioOptions>()
             .Bind(configuration.GetSection(ScenarioOptions.SectionName))
             .ValidateDataAnnotations()
