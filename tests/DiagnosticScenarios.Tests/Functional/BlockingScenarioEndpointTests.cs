@@ -7,10 +7,10 @@ using Xunit.Abstractions;
 namespace DiagnosticScenarios.Tests.Functional;
 
 /// <summary>
-/// The blocking family's routes, one request at a time: each answers its contract body, waits at least its catalogue
-/// default when the request names none, and the bodyread pair reads a slowly uploaded body to its last piece.
+/// The blocking family's routes, one request at a time: each answers its contract body, and each that waits for a delay
+/// waits at least its catalogue default when the request names none.
 /// </summary>
-[StartsNext("each blocking route's delay, and a slow upload: 4–6 s")]
+[StartsNext("each blocking route's delay: 4–6 s")]
 public sealed class BlockingScenarioEndpointTests(InProcessApp app, ITestOutputHelper output) : IClassFixture<InProcessApp>
 {
     private readonly InProcessApp _app = app.LogTo(output);
@@ -33,28 +33,19 @@ public sealed class BlockingScenarioEndpointTests(InProcessApp app, ITestOutputH
         Assert.Equal($"success:blocking-{name}", body);
     }
 
-    [Fact]
-    public async Task Intermittent_AnswersSuccessName_WhenEveryRequestTakesTheBlockingBranch()
-    {
-        var scenario = CatalogueData.Find(ScenarioCatalogue.Blocking, "intermittent");
-        using var client = _app.CreateClient();
-
-        var (status, body, _) = await SendAsync(client, scenario, "?every=1&delayMs=1", TimeSpan.Zero);
-
-        Assert.Equal(HttpStatusCode.OK, status);
-        Assert.Equal("success:blocking-intermittent", body);
-    }
-
     /// <summary>
-    /// For the bodyread pair the wait is the client's: the catalogue's slow upload, which this checks the runner's
-    /// <see cref="SlowUploadContent"/> spreads over its time. That the BAD twin blocks reading it is the load test's snapshot.
+    /// Each route that waits for its delay. The bodyread pair's wait is its client's upload, which HttpClient sends to its
+    /// end before it returns whatever the server does, and which the in-memory server has before the action runs: it is
+    /// <see cref="BodyReadTests"/>', on Kestrel.
     /// </summary>
+    public static TheoryData<string> Delayed => [.. ScenarioCatalogue.InFamily(ScenarioCatalogue.Blocking).Where(s => s.Load is null).Select(s => s.Name)];
+
     [Theory]
-    [MemberData(nameof(Names))]
+    [MemberData(nameof(Delayed))]
     public async Task BlockingScenario_WaitsAtLeastItsCatalogueDefault_WhenTheRequestNamesNone(string name)
     {
         var scenario = CatalogueData.Find(ScenarioCatalogue.Blocking, name);
-        var wait = TimeSpan.FromMilliseconds(scenario.Load?.UploadMs ?? scenario.Defaults!["delayMs"]);
+        var wait = TimeSpan.FromMilliseconds(scenario.Defaults!["delayMs"]);
         using var client = _app.CreateClient();
 
         var (status, body, elapsed) = await SendAsync(client, scenario, "", wait);

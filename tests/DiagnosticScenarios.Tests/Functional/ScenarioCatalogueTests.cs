@@ -1,6 +1,7 @@
 using System.Net;
 using System.Text.Json;
 using DiagnosticScenarios.Catalogue;
+using DiagnosticScenarios.Tests.Load;
 using Microsoft.AspNetCore.Mvc;
 using Microsoft.AspNetCore.Mvc.Controllers;
 using Microsoft.AspNetCore.Routing;
@@ -81,6 +82,17 @@ public sealed class ScenarioCatalogueTests(InProcessApp app, ITestOutputHelper o
             .ToList();
 
         Assert.True(wrong.Count == 0, $"runtime view given where it is not measured, or missing where it is: {string.Join(", ", wrong)}");
+    }
+
+    // The blocking family's load tests type, beside them, the call each BAD pair blocks in: a pair without a row there would
+    // have its runtime view, snapshot and wait trace never measured.
+    [Fact]
+    public void BlockingLoadTests_NameTheBlockingCallOfEveryBadPairOfTheFamily()
+    {
+        var pairs = CatalogueData.BlockingPairs().Select(p => p.Bad.Name).Order(StringComparer.Ordinal);
+        var named = BlockingLoadTests.BadBlocking.Select(row => (string)row[0]).Order(StringComparer.Ordinal);
+
+        Assert.Equal(pairs, named);
     }
 
     [Fact]

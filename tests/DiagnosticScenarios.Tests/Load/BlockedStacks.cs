@@ -74,9 +74,15 @@ internal static class BlockedStacks
             && callLines.Contains(source.Line));
     }
 
-    /// <summary>No pool thread is parked in a blocking call the app's code made (see <see cref="StackSnapshot.PoolGroupsBlockedInApp"/>).</summary>
+    /// <summary>
+    /// No pool thread is parked in a blocking call the app's code made (see <see cref="StackSnapshot.PoolGroupsBlockedInApp"/>),
+    /// in a snapshot taken while the scenario's requests arrived: the hosting events up to its sampling label threads with
+    /// them (a snapshot of an idle server would find nothing parked either).
+    /// </summary>
     public static void AssertNoPoolGroupBlockedInApp(StackSnapshot snapshot, Scenario scenario)
     {
+        Assert.True(snapshot.Requests?.ByThread.Values.Any(request => request.EndsWith($" {scenario.Route}", StringComparison.Ordinal)) == true,
+            $"{scenario.Name}: no thread started a request of {scenario.Route} in the snapshot's window, so it was not taken under its load. {snapshot.Requests?.Source}");
         Assert.True(!snapshot.PoolGroupsBlockedInApp().Any(), $"{scenario.Name}: pool threads parked in the app's code. {Describe(snapshot)}");
     }
 

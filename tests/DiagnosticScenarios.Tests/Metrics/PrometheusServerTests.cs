@@ -41,8 +41,8 @@ public sealed class PrometheusServerTests(InProcessApp app, ITestOutputHelper ou
 
         var summary = string.Join(", ", read.Select(r => $"{r.Key} {r.Value}"));
         Assert.True(read.Count == wanted.Length, $"Prometheus read back only {summary}\n{prometheus.Output}");
-        Assert.True(read[StarvationRulePrometheus.ThreadCount] >= 1, summary);
+        // The values are the scrape's, of a test host that runs other tests beside this one; what the recorded rules make of
+        // given inputs is promtool's to check (monitoring/alerts.test.yml). The processor count is the one value known here.
         Assert.True(read[StarvationRulePrometheus.CpuCount] == Environment.ProcessorCount, summary);
-        Assert.True(read[StarvationRulePrometheus.CpuPercent] is >= 0 and <= 100, summary);
     }
 }

@@ -66,5 +66,23 @@ public sealed class HoldTimeTests(InProcessApp app, ITestOutputHelper output) : 
         Assert.True(asyncHold < 100, $"{routes[^1]} held its thread {asyncHold} ms (median); an awaiting action should hand it back at once");
     }
 
+    // intermittent's blocking branch, taken by every request when every=1: each holds its thread for the whole query, where
+    // the default (one in 500) would await in all of three.
+    [Fact]
+    public async Task HoldTime_OfIntermittentWithEveryOne_IsTheWholeQuery()
+    {
+        using var client = _app.CreateClient();
+        const string route = "/api/blocking/intermittent";
+
+        for (var round = 0; round < 3; round++)
+        {
+            Assert.Equal("success:blocking-intermittent", await client.GetStringAsync(new Uri($"{route}?every=1&delayMs=300", UriKind.Relative)).DefaultTimeout());
+        }
+
+        var snapshot = await ThreadPoolApi.ShowsAsync(client, s => ThreadPoolApi.Endpoint(s, route)?.GetProperty("holdTime").GetProperty("count").GetInt32() >= 3);
+        var hold = ThreadPoolApi.Endpoint(snapshot, route)!.Value.GetProperty("holdTime").GetProperty("p50Ms").GetDouble();
+        Assert.True(hold >= 250, $"{route}?every=1 held its thread {hold} ms (median); expected about the 300 ms query");
+    }
+
     private static JsonElement? Endpoint(JsonElement snapshot, string scenario) => ThreadPoolApi.Endpoint(snapshot, $"/api/diagscenario/{scenario}");
 }
