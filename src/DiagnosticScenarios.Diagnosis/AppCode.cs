@@ -135,15 +135,17 @@ internal sealed class AppCode
             return new(module, path, false, $"shared framework ({_sharedFramework})");
         }
 
-        if (path.Contains($"{Path.DirectorySeparatorChar}.nuget{Path.DirectorySeparatorChar}packages{Path.DirectorySeparatorChar}", StringComparison.OrdinalIgnoreCase))
-        {
-            return new(module, path, false, "NuGet package cache");
-        }
-
+        // What the build wrote beside the module first: a .NET tool (dotnet tool run, dnx) runs from the NuGet cache, its
+        // own code a project in the .deps.json of its tools/TFM/any/ folder, its packages beside it.
         if (Deps(Path.GetDirectoryName(path)!).TryGetValue(Path.GetFileName(path), out var library)
             || (RidSpecific(path) is var (root, relative) && Deps(root).TryGetValue(relative, out library)))
         {
             return new(module, path, library.Type == "project", $"{library.Type} in {library.DepsFile}");
+        }
+
+        if (path.Contains($"{Path.DirectorySeparatorChar}.nuget{Path.DirectorySeparatorChar}packages{Path.DirectorySeparatorChar}", StringComparison.OrdinalIgnoreCase))
+        {
+            return new(module, path, false, "NuGet package cache");
         }
 
         return KeyToken(path) is { } token && MicrosoftKeyTokens.Contains(token)

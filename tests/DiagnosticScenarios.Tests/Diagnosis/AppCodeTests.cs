@@ -42,6 +42,21 @@ public sealed class AppCodeTests : IDisposable
     }
 
     [Fact]
+    public void AToolsOwnModuleInTheNuGetCache_IsTheApps_ByTheDepsJsonBesideIt()
+    {
+        // dotnet tool run and dnx run a tool from the cache: tools/TFM/any/ holds its assemblies and its .deps.json.
+        var depsFile = $"{typeof(AppCodeTests).Assembly.GetName().Name}.deps.json";
+        var tool = Directory.CreateDirectory(Path.Combine(_bare, ".nuget", "packages", "northwind-sync", "1.0.0", "tools", "net10.0", "any")).FullName;
+        File.Copy(Path.Combine(AppContext.BaseDirectory, depsFile), Path.Combine(tool, depsFile));
+        var own = Path.Combine(tool, Path.GetFileName(ProjectAssembly));
+        File.Copy(ProjectAssembly, own);
+
+        var verdict = Decide(new AppCode([], CoreLib, _modules), own);
+
+        Assert.Equal((true, $"project in {depsFile}"), (verdict.IsApp, verdict.Rule));
+    }
+
+    [Fact]
     public void AModuleBesideADepsJson_IsTheAppsWhenItIsAProject_AndNotWhenItIsAPackage()
     {
         var depsFile = $"{typeof(AppCodeTests).Assembly.GetName().Name}.deps.json";
