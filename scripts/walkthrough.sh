@@ -118,7 +118,16 @@ check "step 0: dotnet build -c Release src/DiagnosticScenarios.Diagnose" dotnet 
 dotnet tool run dotnet-trace -- ps >"$work/trace-ps.out" 2>&1
 check "README: dotnet-trace ps lists the app by its name" contains "$work/trace-ps.out" "DiagnosticScenarios"
 check "README: dotnet pack the CLI" dotnet pack -c Release --no-build src/DiagnosticScenarios.Diagnose -o ./packages
-check "README: dotnet tool install --global the CLI" dotnet tool install --global --add-source ./packages dotnet-blocking
+check "README: dotnet tool install --global the CLI" dotnet tool install --global --source ./packages dotnet-blocking
+
+# The README's Prometheus, as written, beside the app: the shipped alert loaded and the live page's series scraped.
+setsid prometheus --config.file=monitoring/prometheus.yml --storage.tsdb.path="$(mktemp -d)" --web.listen-address=127.0.0.1:9091 >"$work/prometheus.log" 2>&1 &
+prometheus_pid=$!
+scraped() { for _ in $(seq 1 60); do curl -s --max-time 5 "http://127.0.0.1:9091/api/v1/query?query=$1" >"$work/prometheus-query" && grep -q '"result":\[{' "$work/prometheus-query" && return 0; sleep 0.5; done; cat "$work/prometheus-query" "$work/prometheus.log" | tail -20; return 1; }
+check "README: prometheus with monitoring/prometheus.yml scrapes the live page" scraped dotnet_thread_pool_thread_count_total
+curl -s --max-time 5 http://127.0.0.1:9091/api/v1/rules >"$work/prometheus-rules"
+check "README: that Prometheus loaded the ThreadPoolStarvation alert" contains "$work/prometheus-rules" '"name":"ThreadPoolStarvation"'
+kill -TERM -- "-$prometheus_pid" 2>/dev/null
 
 echo "== workshop, steps 2, 3, 5, 6, 7"
 t=$(timed_get http://localhost:5000/api/diagscenario/taskwait "$work/taskwait")

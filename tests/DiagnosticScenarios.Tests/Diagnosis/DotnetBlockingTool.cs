@@ -4,7 +4,7 @@ using System.Reflection;
 namespace DiagnosticScenarios.Tests.Diagnosis;
 
 /// <summary>
-/// The CLI installed as the field installs tools: <c>dotnet tool install --tool-path DIR --add-source PACKDIR dotnet-blocking</c>
+/// The CLI installed as the field installs tools: <c>dotnet tool install --tool-path DIR --source PACKDIR dotnet-blocking</c>
 /// from the package the CLI's build packs, into a folder of its own.
 /// </summary>
 internal static class DotnetBlockingTool
@@ -20,12 +20,10 @@ internal static class DotnetBlockingTool
         var folder = Directory.CreateTempSubdirectory("dotnet-blocking-tool-");
         try
         {
-            // Only the packed folder is a source here: the install reads nothing from a registry.
-            await File.WriteAllTextAsync(Path.Combine(folder.FullName, "nuget.config"),
-                "<configuration><packageSources><clear /></packageSources></configuration>");
+            // --source: the packed folder is the only source, as in the README; the install reads nothing from a registry.
             var tools = Path.Combine(folder.FullName, "tools");
             var install = await ChildProcess.RunAsync(
-                new ChildProcessStart("dotnet", ["tool", "install", "--tool-path", tools, "--add-source", PackageFolder, "dotnet-blocking"]) { WorkingDirectory = folder.FullName },
+                new ChildProcessStart("dotnet", ["tool", "install", "--tool-path", tools, "--source", PackageFolder, "dotnet-blocking"]) { WorkingDirectory = folder.FullName },
                 TimeSpan.FromSeconds(60));
             Assert.True(install.ExitCode == 0, install.ToString());
             return new InstalledTool(folder, Path.Combine(tools, OperatingSystem.IsWindows() ? "dotnet-blocking.exe" : "dotnet-blocking"));

@@ -30,8 +30,6 @@ public sealed class ToolPackageTests
         var repository = Directory.CreateTempSubdirectory("local-tool-");
         try
         {
-            await File.WriteAllTextAsync(Path.Combine(repository.FullName, "nuget.config"),
-                "<configuration><packageSources><clear /></packageSources></configuration>");
             async Task<ChildProcessResult> Dotnet(params string[] arguments)
             {
                 var run = await ChildProcess.RunAsync(new ChildProcessStart("dotnet", arguments) { WorkingDirectory = repository.FullName }, TimeSpan.FromSeconds(90));
@@ -40,7 +38,7 @@ public sealed class ToolPackageTests
             }
 
             await Dotnet("new", "tool-manifest");
-            await Dotnet("tool", "install", "--local", "--add-source", DotnetBlockingTool.PackageFolder, "dotnet-blocking");
+            await Dotnet("tool", "install", "--local", "--source", DotnetBlockingTool.PackageFolder, "dotnet-blocking");
             var help = await Dotnet("dotnet-blocking", "--help");
 
             // The SDK writes the manifest at the folder's root (.NET 10) or in .config/ (before).
