@@ -191,6 +191,12 @@ public sealed partial class LivePageServer(
 
         var last = HealthStream.LastSeen(request.Header("Last-Event-ID"), after, detector.LatestSequence);
         var stream = exchange.BeginStream(200, "text/event-stream", ("X-Accel-Buffering", "no"));
+        if (request.Method == "HEAD")
+        {
+            // The head a GET gets, and no body: the connection closes after it.
+            return;
+        }
+
         var frame = new StringBuilder();
         var first = true;
         try

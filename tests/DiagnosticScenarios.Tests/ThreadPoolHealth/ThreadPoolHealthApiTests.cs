@@ -1,10 +1,13 @@
 using System.Globalization;
 using System.Net;
 using System.Net.Http.Json;
+using System.Net.Sockets;
 using System.Net.ServerSentEvents;
+using System.Text;
 using System.Text.Json;
 using DiagnosticScenarios.Detection;
 using DiagnosticScenarios.Infrastructure;
+using DiagnosticScenarios.LivePage;
 using Microsoft.AspNetCore.Mvc.Testing;
 using Microsoft.AspNetCore.Routing;
 using Microsoft.Extensions.DependencyInjection;
@@ -73,6 +76,38 @@ public sealed class ThreadPoolHealthApiTests(InProcessApp app, ITestOutputHelper
         Assert.Equal(TimeSpan.FromSeconds(1), parser.ReconnectionInterval);
         using var data = JsonDocument.Parse(first.Data);
         Assert.Equal(1, data.RootElement.GetProperty("sequence").GetInt64());
+    }
+
+    [Fact]
+    public async Task LivePageStream_AnswersHead_WithTheHeadAlone_AndClosesTheConnection()
+    {
+        var port = _app.Services.GetRequiredService<LivePageServer>().Port!.Value;
+        await ThreadPoolApi.ShowsAsync(_app.CreateClient(), s => Sequence(s) >= 1);
+        using var socket = new Socket(SocketType.Stream, ProtocolType.Tcp);
+        await socket.ConnectAsync(IPAddress.Loopback, port).DefaultTimeout();
+        await socket.SendAsync(Encoding.ASCII.GetBytes($"HEAD /api/threadpool/stream HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n")).DefaultTimeout();
+
+        // HttpClient reads no body after a HEAD, whatever the server sends: the socket shows what was sent, to its close.
+        var received = new StringBuilder();
+        var buffer = new byte[4096];
+        using var giveUp = new CancellationTokenSource(TimeSpan.FromSeconds(3));
+        try
+        {
+            int read;
+            while ((read = await socket.ReceiveAsync(buffer, giveUp.Token)) > 0)
+            {
+                received.Append(Encoding.ASCII.GetString(buffer, 0, read));
+            }
+        }
+        catch (OperationCanceledException)
+        {
+        }
+
+        var text = received.ToString();
+        Assert.True(giveUp.IsCancellationRequested is false, $"the connection was still open 3 s after the HEAD, having sent {text.Length} characters:\n{text[..Math.Min(text.Length, 600)]}");
+        Assert.StartsWith("HTTP/1.1 200 ", text, StringComparison.Ordinal);
+        Assert.Contains("Content-Type: text/event-stream", text, StringComparison.OrdinalIgnoreCase);
+        Assert.EndsWith("\r\n\r\n", text, StringComparison.Ordinal);
     }
 
     [Theory]
