@@ -178,7 +178,7 @@ public static class CommandLine
         var cpus = new Option<int>("--cpus") { Description = "DOTNET_PROCESSOR_COUNT of every server.", DefaultValueFactory = _ => 2, CustomParser = r => Whole(r, 1, 1024) ?? 0 };
         var minThreads = new Option<int?>("--min-threads")
         {
-            Description = "Raise the pool's minimum worker threads at start (the SetMinThreads workaround), through DOTNET_ThreadPool_ForceMinWorkerThreads.",
+            Description = "Raise the pool's minimum worker threads at start, as SetMinThreads would, through the environment variable DOTNET_ThreadPool_ForceMinWorkerThreads.",
             CustomParser = r => Whole(r, 1, short.MaxValue),
         };
         var delayMs = new Option<int?>("--delay-ms") { Description = "The query delay; default the family's, or each scenario's own (the blocking family's).", CustomParser = r => Whole(r, 0, ScenarioLimits.MaxDelayMs) };

@@ -62,7 +62,7 @@ public static class CompareTable
         text.AppendLine(CultureInfo.InvariantCulture, $"# {result.Family} family, {result.Connections} connections, {result.DurationSeconds:0.#} s, {query}");
         text.AppendLine();
         var pool = result.MinWorkerThreads is { } min
-            ? string.Create(CultureInfo.InvariantCulture, $"minimum worker threads {min}, {result.MinWorkerThreadsVia}")
+            ? string.Create(CultureInfo.InvariantCulture, $"minimum worker threads {min}{(result.MinWorkerThreadsVia is { } via ? ", " + via : "")}")
             : "default thread pool";
         var think = result.ThinkTimeMs > 0 ? string.Create(CultureInfo.InvariantCulture, $", each client pausing 0–{result.ThinkTimeMs:0} ms between requests") : "";
 

@@ -27,7 +27,7 @@ public sealed record ServerOptions
     public string Environment { get; init; } = "Production";
 
     /// <summary>
-    /// The <c>SetMinThreads</c> workaround at start: <c>DOTNET_ThreadPool_ForceMinWorkerThreads</c>, which the runtime reads as hexadecimal.
+    /// The pool's minimum raised at start, as <c>SetMinThreads</c> would, through <c>DOTNET_ThreadPool_ForceMinWorkerThreads</c>, which the runtime reads as hexadecimal.
     /// Null leaves the pool's default minimum (the processor count).
     /// </summary>
     public int? MinWorkerThreads { get; init; }

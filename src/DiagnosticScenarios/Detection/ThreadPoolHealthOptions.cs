@@ -7,9 +7,9 @@ public sealed class ThreadPoolHealthOptions
 {
     public const string SectionName = "ThreadPoolHealth";
 
-    /// <summary><see cref="Enabled"/> read before the options are built, to decide what to register.</summary>
+    /// <summary><see cref="Enabled"/> read before the options are built, to decide what to register; its default the property's.</summary>
     public static bool IsEnabled(IConfiguration configuration) =>
-        configuration.GetValue(SectionName + ":" + nameof(Enabled), defaultValue: true);
+        configuration.GetValue(SectionName + ":" + nameof(Enabled), new ThreadPoolHealthOptions().Enabled);
 
     /// <summary>
     /// Off removes the probe, the sampler, the event listener, the middleware, the stack capture and every

@@ -32,9 +32,12 @@ public sealed class MetricsExportOptions
     /// <summary>ASP.NET Core's instrument that <see cref="RequestDuration"/> turns off.</summary>
     public const string RequestDurationInstrument = "http.server.request.duration";
 
+    // The settings' defaults are the properties' initial values, read before the options are built to decide what to register.
+    private static readonly MetricsExportOptions Defaults = new();
+
     public static bool IsEnabled(IConfiguration configuration) =>
-        configuration.GetValue(SectionName + ":" + nameof(Enabled), defaultValue: true);
+        configuration.GetValue(SectionName + ":" + nameof(Enabled), Defaults.Enabled);
 
     public static bool IsRequestDurationEnabled(IConfiguration configuration) =>
-        configuration.GetValue(SectionName + ":" + nameof(RequestDuration), defaultValue: true);
+        configuration.GetValue(SectionName + ":" + nameof(RequestDuration), Defaults.RequestDuration);
 }
