@@ -1,3 +1,4 @@
+using System.Globalization;
 using DiagnosticScenarios.Controls;
 using DiagnosticScenarios.Detection;
 using DiagnosticScenarios.StackCapture;
@@ -18,4 +19,26 @@ public sealed class LivePageData(
     public LoadStatus Load() => launcher.Status();
 
     public (int Status, object Body) LatestCapture() => StackCaptureRegistration.Answer(capture.Latest);
+
+    /// <summary>
+    /// A capture taken now, waited for on the calling thread: the live page's own server's, so a starved pool cannot delay
+    /// the answer (the capture's own thread completes it, and a synchronous wait needs no pool thread to wake).
+    /// </summary>
+    public (int Status, object Body) CaptureNow(TimeSpan patience)
+    {
+        var pending = capture.CaptureNowAsync();
+#pragma warning disable VSTHRD002 // deliberate: a thread of the page's own server waits, never a pool thread
+        if (pending.Wait(patience))
+        {
+            return StackCaptureRegistration.Answer(pending.Result);
+        }
+#pragma warning restore VSTHRD002
+
+        return (StatusCodes.Status503ServiceUnavailable, new Microsoft.AspNetCore.Mvc.ProblemDetails
+        {
+            Status = StatusCodes.Status503ServiceUnavailable,
+            Title = "The stack capture could not be taken.",
+            Detail = string.Create(CultureInfo.InvariantCulture, $"The capture did not finish within {patience.TotalSeconds:0} s; GET /api/threadpool/stacks shows it once it has."),
+        });
+    }
 }

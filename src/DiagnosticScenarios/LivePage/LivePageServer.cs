@@ -89,6 +89,13 @@ public sealed partial class LivePageServer(
             return;
         }
 
+        // Capture now, the one control served here too: under starvation the app's Kestrel would take it seconds late.
+        if (request.Method == "POST" && request.Path == "/api/threadpool/stacks")
+        {
+            Stacks(exchange, () => data.CaptureNow(CapturePatience));
+            return;
+        }
+
         if (request.Method is not ("GET" or "HEAD"))
         {
             Problem(exchange, 405, "Method Not Allowed", $"{request.Path} answers GET here; the controls are on the app itself, {ControlsAt()}.");
@@ -110,7 +117,7 @@ public sealed partial class LivePageServer(
                 Json(exchange, 200, data.Load());
                 break;
             case "/api/threadpool/stacks":
-                Stacks(exchange);
+                Stacks(exchange, data.LatestCapture);
                 break;
             case "/api/scenarios":
                 Json(exchange, 200, CatalogueAnswer.Current);
@@ -144,7 +151,11 @@ public sealed partial class LivePageServer(
             ? string.Create(CultureInfo.InvariantCulture, $"http://{(address.Host is "0.0.0.0" or "[::]" or "+" or "*" ? "localhost" : address.Host)}:{address.Port}")
             : "";
 
-    private void Stacks(HttpExchange exchange)
+    // How long a capture taken here may keep one of the server's threads: the capture bounds its own recording.
+    private static readonly TimeSpan CapturePatience = TimeSpan.FromMinutes(1);
+
+    // A capture behind the control gate, as on the app: the latest (GET) or one taken now (POST).
+    private void Stacks(HttpExchange exchange, Func<(int Status, object Body)> answer)
     {
         var request = exchange.Request;
         var control = new ControlRequest(request.RemoteAddress, new HostString(request.Header("Host") ?? ""), "http",
@@ -156,7 +167,7 @@ public sealed partial class LivePageServer(
             return;
         }
 
-        var (status, body) = data.LatestCapture();
+        var (status, body) = answer();
         Json(exchange, status, body, status == 200 ? "application/json" : "application/problem+json");
     }
 

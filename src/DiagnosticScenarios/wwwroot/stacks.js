@@ -111,7 +111,8 @@
     capturing = true;
     capturesStarted += 1;
     try {
-      const response = await fetch(state.controlsAt + '/api/threadpool/stacks', { method: 'POST', headers: controlHeaders, mode: 'cors' });
+      // To the server that served the page: its own threads take the capture at once while the pool starves.
+      const response = await fetch('/api/threadpool/stacks', { method: 'POST', headers: controlHeaders });
       if (response.ok) {
         render(await response.json());
       } else {

@@ -76,6 +76,25 @@ public sealed class StackCaptureTests(ObservedRuns runs, ITestOutputHelper outpu
         Assert.True(blockedInApp.Count == 0, $"pool threads still blocked in the app: {string.Join("; ", blockedInApp.Select(g => $"{g.Threads} in {g.Blocking!.Name}"))}");
     }
 
+    // The page's Capture now goes to the page's own server, whose threads are not the pool's: pressed while the pool starves
+    // it answers in the capture's own time, where the app's Kestrel waits seconds for a pool thread (the Kestrel tab's lag).
+    [Fact]
+    public async Task CaptureNow_OnThePagesOwnServer_AnswersWithinSecondsWhileThePoolStarves_NamingTaskWait()
+    {
+        var run = await runs.RunAsync(RunPlan.TaskWait);
+
+        var posted = run.Record<StacksRecord>().PostedToThePageWhileStarved;
+
+        output.WriteLine($"{run}\nPOST to the page's server sent at {posted?.SentAt:HH:mm:ss.fff}, answered {(int?)posted?.Status} in {posted?.AnsweredIn.TotalMilliseconds:0} ms: "
+            + $"{posted?.Capture?.Trigger} at {posted?.Capture?.RequestedAt:HH:mm:ss.fff}");
+        Assert.True(posted is not null, "the detector never declared starvation while the load ran, so Capture now was not pressed");
+        Assert.True(posted.Status == HttpStatusCode.OK, $"POST /api/threadpool/stacks on the page's server answered {(int)posted.Status}: {posted.Body}");
+        Assert.True(posted.AnsweredIn < CaptureNowPatience, $"the capture took {posted.AnsweredIn.TotalSeconds:0.0} s to answer");
+        AssertNames(posted.Capture!, "taskwait", BlockingKind.TaskWait);
+    }
+
+    private static readonly TimeSpan CaptureNowPatience = TimeSpan.FromSeconds(5);
+
     private void AssertNames(StackCaptureResult capture, string scenario, BlockingKind blocking)
     {
         Assert.NotNull(capture.Snapshot);

@@ -36,23 +36,53 @@ internal sealed class StacksObserver : IRunObserver
         private readonly RunContext _run;
         private readonly List<StackCaptureResult> _served = [];
         private readonly Task _polling;
+        private readonly Task<PostedCapture?>? _postedWhileStarved;
         private (HttpStatusCode Status, string Body) _last;
 
         public Observation(HttpClient client, RunContext run)
         {
             (_client, _run) = (client, run);
             _polling = PollAsync(run.Stopping);
+            _postedWhileStarved = run.Plan.CapturesStacksAfterTheLoad ? PostWhenStarvedAsync(run.Stopping) : null;
         }
 
         public async Task<object> StopAsync()
         {
 #pragma warning disable VSTHRD003 // deliberate: this observation's own background work; tests have no SynchronizationContext to deadlock on
             await _polling.DefaultTimeout();
+            var whileStarved = _postedWhileStarved is null ? null : await _postedWhileStarved.TimeoutAfter(TimeSpan.FromSeconds(40));
 #pragma warning restore VSTHRD003
             await ReadAsync().DefaultTimeout();
             var posted = _run.Plan.CapturesStacksAfterTheLoad ? await PostWhenHealthyAsync().TimeoutAfter(TimeSpan.FromSeconds(40)) : null;
             _client.Dispose();
-            return new StacksRecord(_last.Status, _last.Body, [.. _served], posted);
+            return new StacksRecord(_last.Status, _last.Body, [.. _served], posted) { PostedToThePageWhileStarved = whileStarved };
+        }
+
+        // The page's Capture now, pressed once the detector has declared starvation: sent to the live page's own server, as
+        // the page sends it. Null when the load ended before the detector said starved.
+        private async Task<PostedCapture?> PostWhenStarvedAsync(CancellationToken stopping)
+        {
+            while (!stopping.IsCancellationRequested)
+            {
+                var snapshot = await _client.GetFromJsonAsync<JsonElement>(new Uri(_run.LivePage, "api/threadpool"), CancellationToken.None);
+                if (snapshot.GetProperty("starvation").GetProperty("starved").GetBoolean())
+                {
+                    return await PostAsync(new Uri(_run.LivePage, Stacks));
+                }
+
+                await Task.Delay(TimeSpan.FromMilliseconds(250), stopping).ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
+            }
+
+            return null;
+        }
+
+        private async Task<PostedCapture> PostAsync(Uri stacks)
+        {
+            var sentAt = DateTimeOffset.UtcNow;
+            var clock = Stopwatch.StartNew();
+            using var response = await _client.PostAsync(stacks, content: null);
+            var capture = response.StatusCode == HttpStatusCode.OK ? await response.Content.ReadFromJsonAsync<StackCaptureResult>() : null;
+            return new PostedCapture(sentAt, response.StatusCode, capture, await response.Content.ReadAsStringAsync(), clock.Elapsed);
         }
 
         // Once two of the detector's seconds in a row are healthy, no capture of its own can still be under way (one takes
@@ -75,11 +105,7 @@ internal sealed class StacksObserver : IRunObserver
                 throw new TimeoutException($"The pool was not healthy two seconds in a row within {HealthyPatience.TotalSeconds:0} s of the load's end: {last}");
             }
 
-            var sentAt = DateTimeOffset.UtcNow;
-            var clock = Stopwatch.StartNew();
-            using var response = await _client.PostAsync(new Uri(_run.App, Stacks), content: null);
-            var capture = response.StatusCode == HttpStatusCode.OK ? await response.Content.ReadFromJsonAsync<StackCaptureResult>() : null;
-            return new PostedCapture(sentAt, response.StatusCode, capture, await response.Content.ReadAsStringAsync(), clock.Elapsed);
+            return await PostAsync(new Uri(_run.App, Stacks));
         }
 
         private async Task PollAsync(CancellationToken stopping)
@@ -106,9 +132,13 @@ internal sealed class StacksObserver : IRunObserver
 
 /// <summary>
 /// What <c>GET /api/threadpool/stacks</c> answered last, once the load was over; every capture it served during the run,
-/// oldest first; and the capture posted after the load, if any.
+/// oldest first; and the capture posted to the app after the load, if any.
 /// </summary>
-internal sealed record StacksRecord(HttpStatusCode LastStatus, string LastBody, IReadOnlyList<StackCaptureResult> Served, PostedCapture? Posted);
+internal sealed record StacksRecord(HttpStatusCode LastStatus, string LastBody, IReadOnlyList<StackCaptureResult> Served, PostedCapture? Posted)
+{
+    /// <summary>The capture posted to the live page's own server once the detector declared starvation, if it did.</summary>
+    public PostedCapture? PostedToThePageWhileStarved { get; init; }
+}
 
 /// <summary>When <c>POST /api/threadpool/stacks</c> was sent, what it answered, and how long it took.</summary>
 internal sealed record PostedCapture(DateTimeOffset SentAt, HttpStatusCode Status, StackCaptureResult? Capture, string Body, TimeSpan AnsweredIn);
