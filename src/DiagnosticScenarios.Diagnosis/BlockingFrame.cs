@@ -137,7 +137,8 @@ public sealed record BlockingFrame(BlockingKind Kind, string Name, string Frame)
             return null;
         }
 
-        if (underTaskRun)
+        // A lock or a throttle taken inside Task.Run is still the lock's to fix: the wait, not the I/O, is the block.
+        if (underTaskRun && blocking.Kind is not (BlockingKind.Monitor or BlockingKind.SemaphoreSlim))
         {
             return TaskRunFix;
         }

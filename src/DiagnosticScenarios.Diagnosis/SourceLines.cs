@@ -52,7 +52,7 @@ internal sealed class SourceLines : IDisposable
 
         var direct = CallTo(location, callee);
         var inlined = direct is null ? InlinedCallAt(location, callee) : null;
-        var (line, missing) = LineAt(location, direct ?? inlined?.CallOffset ?? location.IlOffset, ofACall: true);
+        var (line, missing) = LineAt(location, direct ?? inlined?.CallOffset ?? location.IlOffset, ofACall: true, takesALock: IsLockCall(callee));
         if (inlined is not { } call)
         {
             return (line, missing, null);
@@ -63,8 +63,12 @@ internal sealed class SourceLines : IDisposable
         return (line, missing, new AppFrame(call.Method, innerLine, innerMissing) { AsyncTwin = AsyncTwin(inside) });
     }
 
-    // The line of the sequence point at `ilOffset`; `ofACall`: the offset is a call's, found or mapped from a return address.
-    private (SourceLine? Line, string? Missing) LineAt(IlLocation location, int ilOffset, bool ofACall)
+    // C# takes a lock on System.Threading.Lock with a call the PDB files under no line of its own.
+    private static bool IsLockCall(string callee) => callee.StartsWith("System.Threading.Lock.", StringComparison.Ordinal);
+
+    // The line of the sequence point at `ilOffset`; `ofACall`: the offset is a call's, found or mapped from a return address;
+    // `takesALock`: the call takes a System.Threading.Lock.
+    private (SourceLine? Line, string? Missing) LineAt(IlLocation location, int ilOffset, bool ofACall, bool takesALock = false)
     {
         if (location.ModulePath is null)
         {
@@ -110,9 +114,17 @@ internal sealed class SourceLines : IDisposable
         // lies past the brace's start or the return address maps to its start (the JIT inlined Lock.EnterScope, so the
         // frame below is EnterScope's callee, which the IL never calls). The statement is the first line of code after the
         // brace and before the next line the PDB names.
-        if (text == "{" && (ilOffset > found.Offset || ofACall) && StatementAfterBrace(file, found, next) is { } statement)
+        if (text == "{" && (ilOffset > found.Offset || ofACall) && StatementAfter(file, found, next) is { } statement)
         {
             return (new SourceLine(file, statement.Line, statement.Text), null);
+        }
+
+        // The same lock after another statement: its call is filed under that statement's line, and the lock is the first
+        // line of code after it, before the next line the PDB names (the lock's body).
+        if (takesALock && text?.StartsWith("lock", StringComparison.Ordinal) != true
+            && StatementAfter(file, found, next) is { } lockStatement && lockStatement.Text.StartsWith("lock", StringComparison.Ordinal))
+        {
+            return (new SourceLine(file, lockStatement.Line, lockStatement.Text), null);
         }
 
         return (new SourceLine(file, found.StartLine, text), null);
@@ -363,16 +375,16 @@ internal sealed class SourceLines : IDisposable
         }
     }
 
-    // The first line of code after a brace's sequence point and before the next one's line: not blank, a comment or a brace.
-    private (int Line, string Text)? StatementAfterBrace(string file, SequencePoint brace, SequencePoint? next)
+    // The first line of code after a sequence point and before the next one's line: not blank, a comment or a brace.
+    private (int Line, string Text)? StatementAfter(string file, SequencePoint point, SequencePoint? next)
     {
         if (Lines(file) is not { } lines)
         {
             return null;
         }
 
-        var last = Math.Min(next is { } n && n.StartLine > brace.EndLine ? n.StartLine - 1 : lines.Length, lines.Length);
-        for (var line = brace.EndLine + 1; line <= last; line++)
+        var last = Math.Min(next is { } n && n.StartLine > point.EndLine ? n.StartLine - 1 : lines.Length, lines.Length);
+        for (var line = point.EndLine + 1; line <= last; line++)
         {
             var content = lines[line - 1].Trim();
             if (content.Length > 0 && !content.StartsWith("//", StringComparison.Ordinal) && content is not ("{" or "}"))

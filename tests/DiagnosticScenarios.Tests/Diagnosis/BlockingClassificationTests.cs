@@ -274,6 +274,23 @@ public sealed class BlockingClassificationTests
         Assert.Equal(withTwin, BlockingFrame.FixFor(BlockingFrame.Find(frames), frames, caller, underTaskRun: false));
     }
 
+    // Seen on a reviewer's app: a lock taken in a Task.Run delegate ended with the fix for blocking I/O under Task.Run.
+    [Fact]
+    public void FixFor_ALockTakenInsideTaskRun_IsTheLocksFix_AndASleepThereTheTaskRunFix()
+    {
+        string[] frames =
+        [
+            "System.Private.CoreLib!System.Threading.Lock.EnterScope()",
+            "Northwind.Ledger!Northwind.Ledger.Journal.Post(int32)",
+            "Northwind.Ledger!Northwind.Ledger.Journal+<>c.<PostLater>b__1_0()",
+        ];
+        var post = new AppFrame("Journal.Post", null, null);
+        string[] sleeping = ["System.Private.CoreLib!System.Threading.Thread.Sleep(int32)", .. frames[1..]];
+
+        Assert.Equal(BlockingFrame.FixFor(BlockingKind.Monitor), BlockingFrame.FixFor(BlockingFrame.Find(frames), frames, post, underTaskRun: true));
+        Assert.Equal(BlockingFrame.TaskRunFix, BlockingFrame.FixFor(BlockingFrame.Find(sleeping), sleeping, post, underTaskRun: true));
+    }
+
     [Fact]
     public void Where_NamesTheInlinedMethodsLineFirst_ThenTheFrameThatHoldsItsCode()
     {

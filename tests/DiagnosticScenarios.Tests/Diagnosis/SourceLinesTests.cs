@@ -34,6 +34,17 @@ public sealed class SourceLinesTests : IDisposable
                 }
             }
 
+            public static int Adjust(int amount)
+            {
+                var total = amount * 2;
+                lock (Gate)
+                {
+                    total += Settle(amount);
+                }
+
+                return total;
+            }
+
             private static int Settle(int amount)
             {
                 System.Threading.Thread.Sleep(amount);
@@ -104,6 +115,24 @@ public sealed class SourceLinesTests : IDisposable
         Assert.True(line is not null, missing);
         Assert.Equal(source, line.File);
         Assert.Equal((LineOf(statement), statement), (line.Line, line.Text));
+    }
+
+    // After another statement the lock's call is filed under that statement's line, not the lock's (seen in a Release and
+    // a Debug build of a reviewer's app: `var total = amount * 2;` named for the lock below it).
+    [Theory]
+    [InlineData(OptimizationLevel.Release, "System.Threading.Lock.EnterScope")]
+    [InlineData(OptimizationLevel.Debug, "System.Threading.Lock.EnterScope")]
+    [InlineData(OptimizationLevel.Release, "System.Threading.Lock.EnterAndGetCurrentThreadId")]
+    public void ALockAfterAnotherStatement_IsNamedByTheLocksLine(OptimizationLevel optimization, string callee)
+    {
+        var (module, source) = Compile(optimization);
+        var adjust = MethodToken(module, "Journal", "Adjust");
+        using var lines = new SourceLines();
+
+        var (line, missing) = lines.Find(new IlLocation(ModuleFile.At(module), adjust, IlOffset: 0), callee);
+
+        Assert.True(line is not null, missing);
+        Assert.Equal((source, LineOf("lock (Gate)", after: "var total"), "lock (Gate)"), (line.File, line.Line, line.Text));
     }
 
     // A single-file app's bundle holds its modules: the trace names a module path with no file behind it, and the PDB the
@@ -226,8 +255,13 @@ public sealed class SourceLinesTests : IDisposable
         return pe.ReadCodeViewDebugDirectoryData(pe.ReadDebugDirectory().Single(e => e.Type == DebugDirectoryEntryType.CodeView)).Guid;
     }
 
-    private static int LineOf(string text) =>
-        Source.Split('\n').Select((line, index) => (line, index)).Single(l => l.line.Trim() == text).index + 1;
+    // The first line that is the text, after the first line that starts with `after` when given.
+    private static int LineOf(string text, string? after = null)
+    {
+        var lines = Source.Split('\n').Select(line => line.Trim()).ToList();
+        var from = after is null ? 0 : lines.FindIndex(line => line.StartsWith(after, StringComparison.Ordinal));
+        return lines.FindIndex(from, line => line == text) + 1;
+    }
 
     private (string Module, string Source) Compile(OptimizationLevel optimization, DebugInformationFormat debugInformation = DebugInformationFormat.PortablePdb)
     {
