@@ -31,6 +31,14 @@ public sealed record SourceLine(string File, int Line, string? Text)
 {
     public string FileName => Path.GetFileName(File);
 
-    /// <summary><c>StarvationScenariosController.cs:35 `_ = database.QueryAsync(…).Result;`</c>, or the place and that the file is missing.</summary>
-    public override string ToString() => Text is null ? $"{FileName}:{Line} (no source file at {File}, where the PDB says it was built)" : $"{FileName}:{Line} `{Text}`";
+    /// <summary>The file on disk is not the one the build compiled (its checksum differs from the PDB's): its text is not shown.</summary>
+    public bool ChangedSinceTheBuild { get; init; }
+
+    /// <summary><c>StarvationScenariosController.cs:35 `_ = database.QueryAsync(…).Result;`</c>, or the place and why its text is not shown.</summary>
+    public override string ToString() => (Text, ChangedSinceTheBuild) switch
+    {
+        (not null, _) => $"{FileName}:{Line} `{Text}`",
+        (null, true) => $"{FileName}:{Line} (the source at {File} changed since the build: its lines are not the build's)",
+        (null, false) => $"{FileName}:{Line} (no source file at {File}, where the PDB says it was built)",
+    };
 }

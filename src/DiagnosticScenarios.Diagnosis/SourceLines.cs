@@ -16,6 +16,7 @@ internal sealed class SourceLines : IDisposable
 
     private readonly Dictionary<string, (MetadataReaderProvider? Pdb, string? Missing)> _pdbs = new(StringComparer.Ordinal);
     private readonly Dictionary<string, string[]?> _files = new(StringComparer.Ordinal);
+    private readonly Dictionary<string, bool> _matches = new(StringComparer.Ordinal);
     private readonly ModuleReaders _modules;
     private readonly bool _ownsModules;
 
@@ -108,6 +109,12 @@ internal sealed class SourceLines : IDisposable
         }
 
         var file = reader.GetString(reader.GetDocument(found.Document).Name);
+        if (!MatchesTheBuild(reader, found.Document, file))
+        {
+            // Edited since the build (a workshop edits the file while the app runs): its lines are not the build's.
+            return (new SourceLine(file, found.StartLine, null) { ChangedSinceTheBuild = true }, null);
+        }
+
         var text = Text(file, found);
         // A brace makes no call: a call filed under a block's opening brace belongs to a statement the compiler gave no line
         // of its own (a lock on System.Threading.Lock takes it in code filed under the brace before it), whether the call
@@ -394,6 +401,42 @@ internal sealed class SourceLines : IDisposable
         }
 
         return null;
+    }
+
+    // The checksum algorithms a PDB names a document's hash by.
+    private static readonly Guid Sha1 = new("ff1816ec-aa5e-4d10-87f7-6f4963833460");
+    private static readonly Guid Sha256 = new("8829d00f-11b8-4213-878b-770e8597ac16");
+
+    // Whether the file on disk is the one the PDB was built from, by the checksum the compiler recorded for it; true when the
+    // file is not there (the line says so) or the PDB records no checksum it knows.
+    private bool MatchesTheBuild(MetadataReader reader, DocumentHandle handle, string file)
+    {
+        if (_matches.TryGetValue(file, out var matches))
+        {
+            return matches;
+        }
+
+        var document = reader.GetDocument(handle);
+        var algorithm = document.HashAlgorithm.IsNil ? Guid.Empty : reader.GetGuid(document.HashAlgorithm);
+        var recorded = document.Hash.IsNil ? [] : reader.GetBlobBytes(document.Hash);
+        matches = true;
+        if (recorded.Length > 0 && (algorithm == Sha1 || algorithm == Sha256) && File.Exists(file))
+        {
+            try
+            {
+                var bytes = File.ReadAllBytes(file);
+#pragma warning disable CA5350 // a file's identity as an older compiler recorded it, not a security check
+                matches = recorded.AsSpan().SequenceEqual(algorithm == Sha256 ? System.Security.Cryptography.SHA256.HashData(bytes) : System.Security.Cryptography.SHA1.HashData(bytes));
+#pragma warning restore CA5350
+            }
+            catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+            {
+                matches = true;
+            }
+        }
+
+        _matches[file] = matches;
+        return matches;
     }
 
     private string[]? Lines(string file)

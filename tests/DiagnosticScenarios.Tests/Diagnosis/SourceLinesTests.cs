@@ -135,6 +135,23 @@ public sealed class SourceLinesTests : IDisposable
         Assert.Equal((source, LineOf("lock (Gate)", after: "var total"), "lock (Gate)"), (line.File, line.Line, line.Text));
     }
 
+    // A workshop edits the file while the app runs: the lines the PDB names are no longer the build's, so no text is shown,
+    // and the line says why (a reviewer's edited file had given "e (!scan.IsComple" for a Thread.Sleep).
+    [Fact]
+    public void ASourceFileEditedSinceTheBuild_GivesTheBuildsLine_WithoutItsText_SayingSo()
+    {
+        var (module, source) = Compile(OptimizationLevel.Release);
+        var post = MethodToken(module, "Journal", "Post");
+        File.WriteAllText(source, "// edited\n// since the build\n" + Source, Encoding.UTF8);
+        using var lines = new SourceLines();
+
+        var (line, missing) = lines.Find(new IlLocation(ModuleFile.At(module), post, IlOffset: 0), "Northwind.Ledger.Journal.Settle");
+
+        Assert.True(line is not null, missing);
+        Assert.Equal((LineOf("return Settle(amount);"), null, true), (line.Line, line.Text, line.ChangedSinceTheBuild));
+        Assert.Contains("changed since the build", line.ToString(), StringComparison.Ordinal);
+    }
+
     // A single-file app's bundle holds its modules: the trace names a module path with no file behind it, and the PDB the
     // publish put beside the bundle gives the lines when its id is the one the runtime reported for the module.
     [Fact]
