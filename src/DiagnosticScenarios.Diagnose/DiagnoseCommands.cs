@@ -90,6 +90,13 @@ public static class DiagnoseCommands
         };
         var file = new Argument<FileInfo?>("trace") { Description = "A .nettrace recorded with --clrevents waithandle --clreventlevel verbose.", Arity = ArgumentArity.ZeroOrOne };
 
+        app.Validators.Add(r =>
+        {
+            if ((r.GetValueOrDefault<string[]>() ?? []).Any(string.IsNullOrWhiteSpace))
+            {
+                r.AddError("--app needs a namespace or an assembly name, e.g. --app Contoso.Orders.");
+            }
+        });
         top.Validators.Add(r =>
         {
             if (r.GetValueOrDefault<int>() < 1)
@@ -209,8 +216,12 @@ public static class DiagnoseCommands
         return new RootCommand("Names the code that blocks a .NET process's thread pool, down to the line: grouped stacks, wait analysis, and a watch that waits for starvation.") { stacks, waits, watch };
     }
 
+    // An assembly's file name names the assembly: Contoso.Orders.dll is Contoso.Orders.
     private static DiagnosisOptions Options(ParseResult parse, Option<string[]> app) =>
-        DiagnosisOptions.Default with { AppPrefixes = parse.GetValue(app) ?? [] };
+        DiagnosisOptions.Default with { AppPrefixes = [.. (parse.GetValue(app) ?? []).Select(AssemblyOrNamespace)] };
+
+    private static string AssemblyOrNamespace(string value) =>
+        value.EndsWith(".dll", StringComparison.OrdinalIgnoreCase) || value.EndsWith(".exe", StringComparison.OrdinalIgnoreCase) ? value[..^4] : value;
 
     private static void Write<T>(ParseResult parse, Option<ReportFormat> format, Option<bool> json, Option<FileInfo?> outputFile, TextWriter console,
         Action<TextWriter> text, T model, Action<Stream>? speedscope)

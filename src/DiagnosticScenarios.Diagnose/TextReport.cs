@@ -84,7 +84,13 @@ internal static class TextReport
     private static void WriteAppModules(TextWriter output, IReadOnlyList<ModuleVerdict> modules)
     {
         var app = modules.Where(m => m.IsApp).Select(m => $"{m.Module} ({m.Rule})").ToList();
-        output.WriteLine(app.Count == 0 ? "App code: no frame of these stacks is in a module of the app's (its code may have been inlined into the framework's, or made none of these calls; if the rule missed its modules, --app names them)." : $"App code: {string.Join(", ", app)}.");
+        var given = modules.Select(m => m.Rule).FirstOrDefault(rule => rule.StartsWith(ModuleVerdict.AppGivenRule, StringComparison.Ordinal));
+        output.WriteLine((app.Count, given) switch
+        {
+            (> 0, _) => $"App code: {string.Join(", ", app)}.",
+            (_, not null) => $"App code: no module of these stacks is named by --app and no frame's namespace starts with it ({given}): check the name, or leave --app out and the modules' own rule decides.",
+            _ => "App code: no frame of these stacks is in a module of the app's (its code may have been inlined into the framework's, or made none of these calls; if the rule missed its modules, --app names them).",
+        });
     }
 
     // The app's frames carry their line, so the stack reads like an exception's.

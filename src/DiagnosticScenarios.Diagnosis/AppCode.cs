@@ -10,7 +10,11 @@ namespace DiagnosticScenarios.Diagnosis;
 /// <param name="Path">Its file as the trace names it; null for dynamic methods.</param>
 /// <param name="IsApp">Whether its frames are the app's.</param>
 /// <param name="Rule">What decided, e.g. "project in DiagnosticScenarios.deps.json".</param>
-public sealed record ModuleVerdict(string Module, string? Path, bool IsApp, string Rule);
+public sealed record ModuleVerdict(string Module, string? Path, bool IsApp, string Rule)
+{
+    /// <summary>How the rule of a module that <c>--app</c> did not name begins.</summary>
+    public const string AppGivenRule = "--app given:";
+}
 
 /// <summary>
 /// Just My Code without configuration: a frame is the app's when its module is not the runtime, the shared framework, a
@@ -127,7 +131,7 @@ internal sealed class AppCode
             var match = _prefixes.FirstOrDefault(p => string.Equals(p, module, StringComparison.OrdinalIgnoreCase));
             return match is not null
                 ? new(module, path, true, $"--app {match} (assembly name)")
-                : new(module, path, false, $"--app given: only frames whose namespace starts with {string.Join(" or ", _prefixes)}");
+                : new(module, path, false, $"{ModuleVerdict.AppGivenRule} only frames whose namespace starts with {string.Join(" or ", _prefixes)}");
         }
 
         if (_sharedFramework is not null && path.StartsWith(_sharedFramework, StringComparison.Ordinal))

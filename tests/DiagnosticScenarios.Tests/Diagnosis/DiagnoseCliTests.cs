@@ -40,6 +40,35 @@ public sealed class DiagnoseCliTests
         Assert.Contains($"Process {sleep.Id} (sleep) publishes no .NET diagnostic port", DiagnoseCli.OneLine(run.Error), StringComparison.Ordinal);
     }
 
+    // --app takes an assembly's file name for the assembly (Contoso.Orders.dll is Contoso.Orders), and a name that matches
+    // nothing is said to match nothing: it had read as a stack with no app frame at all, advising --app. The test host's
+    // stacks, with a thread of this class parked in its own code while the CLI records them.
+    [Fact]
+    public async Task Stacks_WithAppGivenAsAFileName_TakesTheAssembly_AndSaysWhenANameMatchesNothing()
+    {
+        using var release = new ManualResetEventSlim();
+        var parked = new Thread(() => ParkHere(release)) { IsBackground = true, Name = "parked in the test's code" };
+        parked.Start();
+        try
+        {
+            var byFile = await DiagnoseCli.RunAsync("stacks", "-p", $"{Environment.ProcessId}", "--all-threads", "--requests-window", "0s", "--app", "DiagnosticScenarios.Tests.dll");
+            var byNothing = await DiagnoseCli.RunAsync("stacks", "-p", $"{Environment.ProcessId}", "--all-threads", "--requests-window", "0s", "--app", "Northwind.Nowhere");
+
+            Assert.True(byFile.ExitCode == 0, byFile.ToString());
+            Assert.Contains("App code: DiagnosticScenarios.Tests (--app DiagnosticScenarios.Tests (assembly name))", byFile.Output, StringComparison.Ordinal);
+            Assert.True(byNothing.ExitCode == 0, byNothing.ToString());
+            Assert.Contains("App code: no module of these stacks is named by --app", byNothing.Output, StringComparison.Ordinal);
+        }
+        finally
+        {
+            release.Set();
+            parked.Join(TimeSpan.FromSeconds(5));
+        }
+    }
+
+    [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+    private static void ParkHere(ManualResetEventSlim release) => release.Wait(TimeSpan.FromSeconds(60));
+
     // The test host, which runs a few functional tests at a time and nothing that blocks its pool, is not starved for the
     // three seconds in a row the rule needs: the watch reads its counters, gives up at its timeout, and says so in its text.
     [Fact]
@@ -149,6 +178,7 @@ public sealed class DiagnoseCliTests
     [InlineData("--process-id must be a process id, a whole number such as 1234 (ps or dotnet-trace ps lists them), not '-5'.", "waits", "-p=-5")]
     [InlineData("--format must be text, json or speedscope, not 'xml'.", "stacks", "-p", "1", "--format", "xml")]
     [InlineData("--format must be text, json or speedscope, not '1'.", "stacks", "-p", "1", "--format", "1")]
+    [InlineData("--app needs a namespace or an assembly name, e.g. --app Contoso.Orders.", "stacks", "-p", "1", "--app", "")]
     public async Task AValueOfTheWrongKind_IsNamedInTheOptionsWords_AndExitsWith2(string message, params string[] arguments)
     {
         var run = await DiagnoseCli.RunAsync(arguments);
