@@ -371,9 +371,15 @@ internal sealed class SourceLines : IDisposable
 
             // The PDB the module names (its build path), the same name beside the module, or the one embedded in it; the
             // reader checks that its id matches the module's.
-            return pe.TryOpenAssociatedPortablePdb(modulePath, path => File.Exists(path) ? File.OpenRead(path) : null, out var pdb, out _)
-                && pdb is not null
-                ? (pdb, null)
+            if (pe.TryOpenAssociatedPortablePdb(modulePath, path => File.Exists(path) ? File.OpenRead(path) : null, out var pdb, out _) && pdb is not null)
+            {
+                return (pdb, null);
+            }
+
+            // A PDB of the module's name whose id is not the module's: another build's, left beside a rebuilt module.
+            var beside = Path.ChangeExtension(modulePath, ".pdb");
+            return File.Exists(beside)
+                ? (null, $"the PDB beside {name} is from another build (its id is not the module's): deploy the .pdb built with it")
                 : (null, $"no portable PDB beside {name} nor embedded in it: build with <DebugType>portable</DebugType> (the default) or embedded, and deploy the .pdb");
         }
         catch (Exception e) when (e is BadImageFormatException or IOException or UnauthorizedAccessException or InvalidOperationException)

@@ -205,6 +205,19 @@ public sealed class SourceLinesTests : IDisposable
         Assert.Contains($"no portable PDB beside {Path.GetFileName(module)} nor embedded in it: build with <DebugType>portable</DebugType> (the default) or embedded, and deploy the .pdb", missing, StringComparison.Ordinal);
     }
 
+    // A rebuilt module beside the PDB of an earlier build: the PDB is there, but not this module's.
+    [Fact]
+    public void AModuleBesideAnotherBuildsPdb_HasNoLine_AndSaysThePdbIsAnotherBuilds()
+    {
+        var (other, _) = Compile(OptimizationLevel.Debug);
+        var (module, _) = Compile(OptimizationLevel.Release);
+        File.Copy(Path.ChangeExtension(other, ".pdb"), Path.ChangeExtension(module, ".pdb"), overwrite: true);
+        var (line, missing) = FindFirstLine(ModuleFile.At(module), MethodToken(module, "Journal", "Settle"));
+
+        Assert.Null(line);
+        Assert.Contains($"the PDB beside {Path.GetFileName(module)} is from another build", missing, StringComparison.Ordinal);
+    }
+
     // A module compiled ahead of time (the shared framework's, as PublishReadyToRun compiles an app's) runs code the
     // runtime maps to no IL; a frame in it gets no line, and the report says why and how to get one.
     [Fact]
