@@ -166,10 +166,11 @@ public sealed class ChildProcess : IAsyncDisposable
         {
             _start.OnExit?.Invoke(result);
         }
-#pragma warning disable CA1031 // deliberate: a failing observer must not take the process watch down with it
-        catch (Exception)
+#pragma warning disable CA1031 // deliberate: a failing observer must not take the process watch down with it, but is not silent
+        catch (Exception e)
 #pragma warning restore CA1031
         {
+            Console.Error.WriteLine($"The exit handler of `{CommandLine}` failed, and what it was to record of the exit is lost: {e}");
         }
     }
 

@@ -83,7 +83,7 @@ public static class CommandLine
     {
         var url = new Option<Uri>("--url") { Description = "The absolute URL to load.", Required = true, CustomParser = AbsoluteUrl };
         var connections = Connections();
-        var duration = new Option<TimeSpan?>("--duration", "-d") { Description = $"How long to load ({Durations.Help}); default 10s unless -n is given.", CustomParser = PositiveDuration };
+        var duration = new Option<TimeSpan?>("--duration", "-d") { Description = $"How long to load ({Durations.Help}); default {LoadOptions.DefaultDuration.TotalSeconds:0}s unless -n is given.", CustomParser = PositiveDuration };
         var requests = new Option<int?>("--requests", "-n") { Description = "Requests in total, instead of a duration.", CustomParser = r => Whole(r, 1, int.MaxValue) };
         var rate = new Option<double?>("--rate") { Description = "Open loop: requests per second at fixed times, latency counted from the intended send.", CustomParser = PositiveNumber };
         var timeout = Timeout();

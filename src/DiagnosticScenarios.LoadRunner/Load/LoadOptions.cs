@@ -1,10 +1,12 @@
+using DiagnosticScenarios.Common;
+
 namespace DiagnosticScenarios.LoadRunner.Load;
 
 /// <summary>What to load and how hard: a closed loop (<see cref="Connections"/> clients back to back) or an open loop (<see cref="Rate"/>).</summary>
 public sealed record LoadOptions
 {
     /// <summary>The tutorial's load: 125 clients.</summary>
-    public const int DefaultConnections = 125;
+    public const int DefaultConnections = ScenarioLimits.DefaultConnections;
 
     /// <summary>How long a run sends when neither a duration nor a number of requests is given.</summary>
     public static readonly TimeSpan DefaultDuration = TimeSpan.FromSeconds(10);

@@ -15,7 +15,7 @@ namespace DiagnosticScenarios.Controls;
 public sealed partial class LoadRunLauncher(IConfiguration configuration, ILogger<LoadRunLauncher> logger) : IDisposable
 {
     /// <summary>The bounds and defaults of a page-started run: the API holds a request to them and the page's form reads them.</summary>
-    public static LoadLimits Limits { get; } = new(DefaultConnections: 125, MaxConnections: 500, DefaultDurationSeconds: 30, MaxDurationSeconds: 120);
+    public static LoadLimits Limits { get; } = new(DefaultConnections: ScenarioLimits.DefaultConnections, MaxConnections: 500, DefaultDurationSeconds: 30, MaxDurationSeconds: 120);
 
     /// <summary>
     /// How long each request of a page-started run may wait for its answer. Under tasksleepwait at 125 connections on two

@@ -12,6 +12,9 @@ namespace DiagnosticScenarios.Tests.Controls;
 /// <summary>Every control that changes the process answers only a loopback client, on a loopback Host, with a request a foreign page cannot send without a preflight.</summary>
 public sealed class ControlGateTests(InProcessApp app, ITestOutputHelper output) : IClassFixture<InProcessApp>
 {
+    // The control the gate is tried on: DELETE resets the pool's minimum to the one the process started with, which it still
+    // has here (the tests that change it run alone, after the parallel ones: ProcessWideStateCollection), so an answered
+    // probe changes nothing the host shares.
     private const string Probe = "/api/threadpool/minthreads";
     private static readonly IPAddress Remote = IPAddress.Parse("192.0.2.10");
     private readonly InProcessApp _app = app.LogTo(output);

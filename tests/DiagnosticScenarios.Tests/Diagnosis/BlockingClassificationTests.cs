@@ -274,6 +274,33 @@ public sealed class BlockingClassificationTests
         Assert.Equal(withTwin, BlockingFrame.FixFor(BlockingFrame.Find(frames), frames, caller, underTaskRun: false));
     }
 
+    // Each fix ends with the pair that shows it, "(BAD route → GOOD twin)", typed beside the fix: every one must be a BAD
+    // scenario of the catalogue and a GOOD one of its family, its twin where the catalogue names one, so a renamed route or
+    // twin cannot leave a fix pointing at nothing.
+    [Fact]
+    public void EveryFixsPair_IsABadScenarioOfTheCatalogue_AndItsTwin()
+    {
+        var code = File.ReadAllText(Path.Combine(RepositoryPaths.Root, "src", "DiagnosticScenarios.Diagnosis", "BlockingFrame.cs"));
+        var pairs = System.Text.RegularExpressions.Regex.Matches(code, @"\((/api/[^ )]+) → ([^ )]+)\)")
+            .Select(m => (Bad: m.Groups[1].Value, Good: m.Groups[2].Value))
+            .Distinct()
+            .ToList();
+
+        // The GOOD side is a GOOD scenario of the BAD one's family, its twin where the catalogue names one.
+        var wrong = pairs.Where(pair =>
+            {
+                var good = pair.Bad[..(pair.Bad.LastIndexOf('/') + 1)] + pair.Good;
+                return Catalogue.ScenarioCatalogue.Scenarios.SingleOrDefault(s => s.Route == pair.Bad) is not { Verdict: Catalogue.ScenarioVerdict.Bad } bad
+                    || (bad.Twin ?? good) != good
+                    || Catalogue.ScenarioCatalogue.Scenarios.SingleOrDefault(s => s.Route == good) is not { Verdict: Catalogue.ScenarioVerdict.Good };
+            })
+            .Select(pair => $"({pair.Bad} → {pair.Good})")
+            .ToList();
+
+        Assert.True(pairs.Count >= 10, $"only {pairs.Count} pairs found in BlockingFrame.cs: the pattern no longer reads them");
+        Assert.True(wrong.Count == 0, $"fixes pointing at no BAD scenario and its twin: {string.Join(", ", wrong)}");
+    }
+
     // Seen on a reviewer's app: a lock taken in a Task.Run delegate ended with the fix for blocking I/O under Task.Run.
     [Fact]
     public void FixFor_ALockTakenInsideTaskRun_IsTheLocksFix_AndASleepThereTheTaskRunFix()

@@ -10,7 +10,7 @@ namespace DiagnosticScenarios.Tests.Load;
 /// <summary>The mock family's experiment: 125 connections on a 500 ms query, each scenario on a fresh server pinned to two processors.</summary>
 internal static class LoadExperiment
 {
-    public const int Connections = 125;
+    public const int Connections = DiagnosticScenarios.Common.ScenarioLimits.DefaultConnections;
     public const int DelayMs = 500;
 
     /// <summary>

@@ -2,6 +2,7 @@ using DiagnosticScenarios.Metrics;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Options;
 using OpenTelemetry.Exporter;
+using Xunit.Abstractions;
 
 namespace DiagnosticScenarios.Tests.Metrics;
 
@@ -11,8 +12,10 @@ namespace DiagnosticScenarios.Tests.Metrics;
 /// pool it reports on). That HTTP/protobuf export goes on while the pool starves is <see cref="OtlpExportTests"/>', which
 /// sets no protocol.
 /// </summary>
-public sealed class OtlpProtocolTests(InProcessApp app) : IClassFixture<InProcessApp>
+public sealed class OtlpProtocolTests(InProcessApp app, ITestOutputHelper output) : IClassFixture<InProcessApp>
 {
+    private readonly InProcessApp _app = app.LogTo(output);
+
     [Theory]
     [InlineData(null, OtlpExportProtocol.HttpProtobuf)]
     [InlineData("grpc", OtlpExportProtocol.Grpc)]
@@ -22,7 +25,7 @@ public sealed class OtlpProtocolTests(InProcessApp app) : IClassFixture<InProces
         (string, string)[] settings = setting is null
             ? [("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4318")]
             : [("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4318"), ("OTEL_EXPORTER_OTLP_PROTOCOL", setting)];
-        using var exporting = app.With(settings);
+        using var exporting = _app.With(settings);
 
         var options = exporting.Services.GetRequiredService<IOptionsMonitor<OtlpExporterOptions>>().Get(MetricsExportRegistration.OtlpExporterName);
 

@@ -20,7 +20,7 @@ internal enum RunEnd
 internal sealed record RunPlan(string Scenario, int LoadSeconds, RunEnd End)
 {
     /// <summary>The tutorial's load: enough connections to hold every thread a cold pool on two processors has.</summary>
-    public const int Connections = 125;
+    public const int Connections = DiagnosticScenarios.Common.ScenarioLimits.DefaultConnections;
 
     /// <summary>
     /// Ten seconds, the tutorial's: long enough for the alert, whose condition must hold for a few seconds once the queue

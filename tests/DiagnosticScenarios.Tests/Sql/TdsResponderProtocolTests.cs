@@ -143,7 +143,7 @@ public sealed class TdsResponderProtocolTests : IDisposable
         using var client = new RawTdsClient(_responder.Port);
         client.Login();
         client.Send(0x01, RawTdsClient.SqlBatch("WAITFOR DELAY '00:00:30'"));
-        Assert.True(SpinWait.SpinUntil(() => _responder.WaitforsRunning == 1, TimeoutExtensions.Default), "The WAITFOR never started, so the attention would interrupt nothing.");
+        Assert.True(Poll.Until(() => _responder.WaitforsRunning == 1, TimeoutExtensions.Default), "The WAITFOR never started, so the attention would interrupt nothing.");
         var started = Stopwatch.StartNew();
 
         client.Send(0x06, []);
