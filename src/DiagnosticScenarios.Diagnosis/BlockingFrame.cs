@@ -209,11 +209,15 @@ public sealed record BlockingFrame(BlockingKind Kind, string Name, string Frame)
         at > 0 ? FrameNames.TypeAndMethod(framesLeafFirst[at - 1]) : null;
 
     /// <summary>
-    /// Whether <paramref name="appCall"/>, the call the app's innermost frame made, is an awaited <c>…Async</c> one: a thread
-    /// waiting inside it (a driver's lock, SemaphoreSlim.WaitAsync's own) waits on the library's business for a moment,
-    /// not on a blocking call of the app's, and no fix of the app's applies.
+    /// Whether <paramref name="appCall"/>, the call the app's innermost frame made, is an awaited <c>…Async</c> one, or one of
+    /// the Task methods an app awaits whose names do not say so (<c>Task.Delay</c>, <c>WhenAll</c>, <c>WhenAny</c>): a thread
+    /// waiting inside it (a driver's lock, SemaphoreSlim.WaitAsync's own, the timer queue's under Task.Delay) waits on the
+    /// library's business for a moment, not on a blocking call of the app's, and no fix of the app's applies.
     /// </summary>
-    public static bool IsAwaitedCall(string? appCall) => appCall is not null && FrameNames.IsAsyncMethod(appCall);
+    public static bool IsAwaitedCall(string? appCall) =>
+        appCall is not null && (FrameNames.IsAsyncMethod(appCall) || AwaitedTaskMethods.Contains(appCall, StringComparer.Ordinal));
+
+    private static readonly string[] AwaitedTaskMethods = ["Task.Delay", "Task.WhenAll", "Task.WhenAny"];
 
     private static bool IsContainer(string frame) =>
         FrameNames.Method(frame).StartsWith(ContainerFrames, StringComparison.Ordinal)

@@ -301,6 +301,26 @@ public sealed class BlockingClassificationTests
         Assert.True(wrong.Count == 0, $"fixes pointing at no BAD scenario and its twin: {string.Join(", ", wrong)}");
     }
 
+    // Seen on a reviewer's app: `waits` gave the timer queue's lock, contended for a moment inside `await Task.Delay`, the fix
+    // for a lock of the app's. Task.Delay is awaited though its name does not say so.
+    [Fact]
+    public void FixFor_ALockInsideAnAwaitedTaskDelay_IsNone_ForTheWaitIsTheTimersNotTheApps()
+    {
+        string[] frames =
+        [
+            "System.Private.CoreLib!System.Threading.Monitor.Enter_Slowpath(class System.Object)",
+            "System.Private.CoreLib!System.Threading.TimerQueueTimer.Change(unsigned int32,unsigned int32)",
+            "System.Private.CoreLib!System.Threading.Tasks.Task+DelayPromise..ctor(unsigned int32,class System.TimeProvider)",
+            "System.Private.CoreLib!System.Threading.Tasks.Task.Delay(value class System.TimeSpan)",
+            "Contoso.Orders!Contoso.Orders.OrderRepository+<LoadAsync>d__2.MoveNext()",
+        ];
+        var appFrame = new AppFrame(FrameNames.TypeAndMethod(frames[^1]), null, null);
+
+        Assert.Equal("Task.Delay", BlockingFrame.CallMadeBy(frames, appFrame));
+        Assert.True(BlockingFrame.IsAwaitedCall("Task.Delay"));
+        Assert.Null(BlockingFrame.FixFor(BlockingFrame.Find(frames), frames, appFrame, underTaskRun: false));
+    }
+
     // Seen on a reviewer's app: a lock taken in a Task.Run delegate ended with the fix for blocking I/O under Task.Run.
     [Fact]
     public void FixFor_ALockTakenInsideTaskRun_IsTheLocksFix_AndASleepThereTheTaskRunFix()
