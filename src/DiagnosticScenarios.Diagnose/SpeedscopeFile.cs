@@ -55,11 +55,22 @@ internal static class SpeedscopeFile
     // Root first, as speedscope reads a sample; the app's frames named with their line.
     private static List<int> Stack(ThreadGroup group, List<(string, string?, int?)> frames, Dictionary<(string, string?, int?), int> index)
     {
-        var firstApp = group.AppFrame is { } app ? group.Frames.ToList().FindIndex(f => FrameNames.TypeAndMethod(f) == app.Method) : -1;
+        // The app's frames, innermost run then the outer ones, matched to the stack's frames in order, leaf first.
+        var appFrames = new AppFrame?[group.Frames.Count];
+        var next = 0;
+        AppFrame[] app = [.. group.AppFrames, .. group.OuterAppFrames];
+        for (var i = 0; i < group.Frames.Count && next < app.Length; i++)
+        {
+            if (FrameNames.TypeAndMethod(group.Frames[i]) == app[next].Method)
+            {
+                appFrames[i] = app[next++];
+            }
+        }
+
         var stack = new List<int>(group.Frames.Count);
         for (var i = group.Frames.Count - 1; i >= 0; i--)
         {
-            var appFrame = firstApp >= 0 && i >= firstApp && i - firstApp < group.AppFrames.Count ? group.AppFrames[i - firstApp] : null;
+            var appFrame = appFrames[i];
             var key = (group.Frames[i], appFrame?.Source?.File, appFrame?.Source?.Line);
             if (!index.TryGetValue(key, out var position))
             {

@@ -31,7 +31,7 @@ internal static class TextReport
         {
             output.WriteLine();
             output.WriteLine(group.Describe(snapshot.PoolThreadCount));
-            WriteFrames(output, group.Frames, group.AppFrames);
+            WriteFrames(output, group.Frames, [.. group.AppFrames, .. group.OuterAppFrames]);
         }
     }
 
@@ -60,7 +60,7 @@ internal static class TextReport
                 output.WriteLine($"  fix: {fix}");
             }
 
-            WriteFrames(output, site.Frames, site.AppFrames);
+            WriteFrames(output, site.Frames, [.. site.AppFrames, .. site.OuterAppFrames]);
         }
     }
 

@@ -20,6 +20,9 @@ internal readonly record struct TraceFrame(string Name, string ModuleName, strin
 /// </summary>
 internal sealed record ResolvedStack(IReadOnlyList<string> Names, IReadOnlyList<AppFrame> AppFrames, InlinedInvoker? InlinedInto, bool UnderTaskRun)
 {
+    /// <summary>The app's frames further out than its innermost run (past a framework frame between them), each with its line.</summary>
+    public IReadOnlyList<AppFrame> OuterAppFrames { get; init; } = [];
+
     /// <summary>Groups threads parked on the same line the same way, whatever else their stacks share.</summary>
     public string Key => string.Join('\n', Names) + "#" + string.Join('|', AppFrames.Select(f => f.Source?.ToString()));
 }
@@ -124,7 +127,24 @@ internal sealed class StackResolver : IDisposable
         // Called by a method compiled at run time from an optimized module: the action that made this call may have been
         // inlined there (a Debug build's never is).
         var inlinedInto = end < frames.Count && frames[end].IsDynamic && _app.IsOptimized(frames[end - 1].ModulePath) ? Invoker(frames, end) : null;
-        return new ResolvedStack(names, appFrames, inlinedInto, underTaskRun);
+        return new ResolvedStack(names, appFrames, inlinedInto, underTaskRun) { OuterAppFrames = OuterAppFrames(frames, end) };
+    }
+
+    // Every app frame past the innermost run, up to the first method compiled at run time (ASP.NET Core's invoker; what lies
+    // below it, middleware, did not make the call): the caller that handed work to the framework (Task.Run whose task the
+    // waiting thread ran inline, a List.ForEach), with the line of its call.
+    private List<AppFrame> OuterAppFrames(IReadOnlyList<TraceFrame> frames, int from)
+    {
+        var outer = new List<AppFrame>();
+        for (var i = from; i < frames.Count && !frames[i].IsDynamic; i++)
+        {
+            if (_app.IsApp(frames[i]))
+            {
+                outer.Add(Describe(frames[i], callee: frames[i - 1], innermost: false));
+            }
+        }
+
+        return outer;
     }
 
     public void Dispose()

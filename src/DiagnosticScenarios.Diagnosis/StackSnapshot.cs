@@ -194,6 +194,9 @@ public sealed record ThreadGroup(
     /// <summary>Whether the app's frames run as a delegate handed to <c>Task.Run</c>: the blocking was moved to this thread, not removed.</summary>
     public bool UnderTaskRun { get; init; }
 
+    /// <summary>The app's frames further out than <see cref="AppFrames"/>, past a framework frame between them, each with its line.</summary>
+    public IReadOnlyList<AppFrame> OuterAppFrames { get; init; } = [];
+
     /// <summary>The requests its threads run, most first; empty when none is known.</summary>
     public IReadOnlyList<RequestCount> Requests { get; init; } = [];
 

@@ -194,6 +194,7 @@ public static class StackSnapshots
         {
             InlinedInto = stack.InlinedInto,
             UnderTaskRun = stack.UnderTaskRun,
+            OuterAppFrames = stack.OuterAppFrames,
             Requests = requests is null
                 ? []
                 : threadIds.Select(id => requests.ByThread.GetValueOrDefault(id))

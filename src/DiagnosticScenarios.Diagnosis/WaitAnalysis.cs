@@ -65,6 +65,9 @@ public sealed record WaitSite(
     /// <summary>The method compiled at run time that the JIT inlined the app's code (all of it, or the callers of its frames) into, and its caller.</summary>
     public InlinedInvoker? InlinedInto { get; init; }
 
+    /// <summary>The app's frames further out than <see cref="AppFrames"/>, past a framework frame between them, each with its line.</summary>
+    public IReadOnlyList<AppFrame> OuterAppFrames { get; init; } = [];
+
     /// <summary>The fix for the blocking call, in one line; null when the wait is in no known blocking call.</summary>
     public string? Fix { get; init; }
 

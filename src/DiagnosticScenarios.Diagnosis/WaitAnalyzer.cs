@@ -127,6 +127,7 @@ public static class WaitAnalyzer
                     first.Stack.Names)
                 {
                     InlinedInto = InlinedInvoker.Merge(g.Select(w => w.Wait.Stack.InlinedInto)),
+                    OuterAppFrames = first.Stack.OuterAppFrames,
                     Fix = BlockingFrame.FixFor(blocking, first.Stack.Names, first.Stack.AppFrames.Count > 0 ? first.Stack.AppFrames[0] : null, first.Stack.UnderTaskRun),
                     Requests = g.Where(w => w.Wait.Request is not null)
                         .GroupBy(w => w.Wait.Request!, StringComparer.Ordinal)

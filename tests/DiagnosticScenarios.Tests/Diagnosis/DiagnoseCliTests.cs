@@ -69,6 +69,43 @@ public sealed class DiagnoseCliTests
     [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
     private static void ParkHere(ManualResetEventSlim release) => release.Wait(TimeSpan.FromSeconds(60));
 
+    // Every app frame carries the line of its call, not only the innermost run: past a framework frame (List.ForEach here,
+    // Task.Run's task run inline by the thread that waits for it in an app), the caller that handed the work over gets its
+    // line too. It had none, in the text, the JSON and speedscope.
+    [Fact]
+    public async Task Stacks_GiveTheLineOfAnAppFrameBeyondAFrameworkFrame()
+    {
+        using var release = new ManualResetEventSlim();
+        var parked = new Thread(() => ParkThroughTheFramework(release)) { IsBackground = true };
+        parked.Start();
+        try
+        {
+            var run = await DiagnoseCli.RunAsync("stacks", "-p", $"{Environment.ProcessId}", "--all-threads", "--requests-window", "0s", "--app", "DiagnosticScenarios.Tests", "--format", "json");
+
+            Assert.True(run.ExitCode == 0, run.ToString());
+            using var json = System.Text.Json.JsonDocument.Parse(run.Output);
+            var group = json.RootElement.GetProperty("groups").EnumerateArray()
+                .FirstOrDefault(g => g.GetProperty("frames").EnumerateArray().Any(f => f.GetString()!.Contains($"{nameof(DiagnoseCliTests)}.{nameof(ParkThroughTheFramework)}", StringComparison.Ordinal)));
+            Assert.True(group.ValueKind == System.Text.Json.JsonValueKind.Object, $"no group holds the parked thread:\n{run.Output[..Math.Min(run.Output.Length, 2000)]}");
+            var outer = group.GetProperty("outerAppFrames").EnumerateArray().Select(f => (Method: f.GetProperty("method").GetString(), Line: f.GetProperty("source").GetProperty("line").GetInt32())).ToList();
+            var forEach = (await File.ReadAllLinesAsync(Path.Combine(RepositoryPaths.Root, "tests", "DiagnosticScenarios.Tests", "Diagnosis", "DiagnoseCliTests.cs")).DefaultTimeout())
+                .Select((text, index) => (text, index)).Single(l => l.text.TrimStart().StartsWith("items.ForEach(", StringComparison.Ordinal)).index + 1;
+            Assert.Contains(($"{nameof(DiagnoseCliTests)}.{nameof(ParkThroughTheFramework)}", forEach), outer);
+        }
+        finally
+        {
+            release.Set();
+            parked.Join(TimeSpan.FromSeconds(5));
+        }
+    }
+
+    [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+    private static void ParkThroughTheFramework(ManualResetEventSlim release)
+    {
+        List<int> items = [1];
+        items.ForEach(_ => ParkHere(release));
+    }
+
     // The test host, which runs a few functional tests at a time and nothing that blocks its pool, is not starved for the
     // three seconds in a row the rule needs: the watch reads its counters, gives up at its timeout, and says so in its text.
     [Fact]
