@@ -38,6 +38,7 @@ internal sealed class StackResolver : IDisposable
     private readonly ModuleReaders _modules = new();
     private readonly SourceLines _sources;
     private readonly AppCode _app;
+    private readonly Dictionary<(ulong Address, string? Callee, bool Innermost), AppFrame> _described = [];
 
     public StackResolver(TraceLog log, string nettracePath, DiagnosisOptions options)
     {
@@ -153,7 +154,26 @@ internal sealed class StackResolver : IDisposable
         _modules.Dispose();
     }
 
+    // A frame at one code address calling one method reads the same every time: a wait trace holds thousands of stacks
+    // through the same few addresses, so each is read from the maps and the PDB once.
     private AppFrame Describe(TraceFrame frame, TraceFrame? callee, bool innermost)
+    {
+        var key = (frame.Address, callee?.Name, innermost);
+        if (frame.Address == 0)
+        {
+            return DescribeOnce(frame, callee, innermost);
+        }
+
+        if (!_described.TryGetValue(key, out var described))
+        {
+            described = DescribeOnce(frame, callee, innermost);
+            _described[key] = described;
+        }
+
+        return described;
+    }
+
+    private AppFrame DescribeOnce(TraceFrame frame, TraceFrame? callee, bool innermost)
     {
         var method = FrameNames.TypeAndMethod(frame.Name);
         if (_maps.Find(frame.Address, isLeaf: callee is null) is not { } location)
