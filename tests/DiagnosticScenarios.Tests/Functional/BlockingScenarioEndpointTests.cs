@@ -36,7 +36,7 @@ public sealed class BlockingScenarioEndpointTests(InProcessApp app, ITestOutputH
     /// <summary>
     /// Each route that waits for its delay. The bodyread pair's wait is its client's upload, which HttpClient sends to its
     /// end before it returns whatever the server does, and which the in-memory server has before the action runs: it is
-    /// <see cref="BodyReadTests"/>', on Kestrel.
+    /// <see cref="BadInputSweepTests"/>', on Kestrel.
     /// </summary>
     public static TheoryData<string> Delayed => [.. ScenarioCatalogue.InFamily(ScenarioCatalogue.Blocking).Where(s => s.Load is null).Select(s => s.Name)];
 
