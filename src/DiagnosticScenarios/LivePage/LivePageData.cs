@@ -34,11 +34,7 @@ public sealed class LivePageData(
         }
 #pragma warning restore VSTHRD002
 
-        return (StatusCodes.Status503ServiceUnavailable, new Microsoft.AspNetCore.Mvc.ProblemDetails
-        {
-            Status = StatusCodes.Status503ServiceUnavailable,
-            Title = "The stack capture could not be taken.",
-            Detail = string.Create(CultureInfo.InvariantCulture, $"The capture did not finish within {patience.TotalSeconds:0} s; GET /api/threadpool/stacks shows it once it has."),
-        });
+        return StackCaptureRegistration.Unavailable(string.Create(CultureInfo.InvariantCulture,
+            $"The capture did not finish within {patience.TotalSeconds:0} s; GET /api/threadpool/stacks shows it once it has."));
     }
 }

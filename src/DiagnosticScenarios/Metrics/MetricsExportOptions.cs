@@ -32,12 +32,11 @@ public sealed class MetricsExportOptions
     /// <summary>ASP.NET Core's instrument that <see cref="RequestDuration"/> turns off.</summary>
     public const string RequestDurationInstrument = "http.server.request.duration";
 
-    // The settings' defaults are the properties' initial values, read before the options are built to decide what to register.
-    private static readonly MetricsExportOptions Defaults = new();
-
+    /// <summary><see cref="Enabled"/> read before the options are built, to decide what to register; its default the property's.</summary>
     public static bool IsEnabled(IConfiguration configuration) =>
-        configuration.GetValue(SectionName + ":" + nameof(Enabled), Defaults.Enabled);
+        configuration.GetValue(SectionName + ":" + nameof(Enabled), new MetricsExportOptions().Enabled);
 
+    /// <summary><see cref="RequestDuration"/> read the same way.</summary>
     public static bool IsRequestDurationEnabled(IConfiguration configuration) =>
-        configuration.GetValue(SectionName + ":" + nameof(RequestDuration), Defaults.RequestDuration);
+        configuration.GetValue(SectionName + ":" + nameof(RequestDuration), new MetricsExportOptions().RequestDuration);
 }

@@ -65,15 +65,26 @@ public static class StackCaptureRegistration
             Title = "No stack capture yet.",
             Detail = "The app captures its threads when the detector declares starvation; POST /api/threadpool/stacks takes one now.",
         }),
-        { Snapshot: null } failed => (StatusCodes.Status503ServiceUnavailable, new ProblemDetails
+        { Snapshot: null } failed => Unavailable(failed.Error, new() { ["trigger"] = failed.Trigger, ["requestedAt"] = failed.RequestedAt }),
+        _ => (StatusCodes.Status200OK, capture),
+    };
+
+    /// <summary>The 503 of a capture that could not be taken, or not in time, saying why.</summary>
+    public static (int Status, object Body) Unavailable(string? detail, Dictionary<string, object?>? extensions = null)
+    {
+        var problem = new ProblemDetails
         {
             Status = StatusCodes.Status503ServiceUnavailable,
             Title = "The stack capture could not be taken.",
-            Detail = failed.Error,
-            Extensions = { ["trigger"] = failed.Trigger, ["requestedAt"] = failed.RequestedAt },
-        }),
-        _ => (StatusCodes.Status200OK, capture),
-    };
+            Detail = detail,
+        };
+        foreach (var (name, value) in extensions ?? [])
+        {
+            problem.Extensions[name] = value;
+        }
+
+        return (StatusCodes.Status503ServiceUnavailable, problem);
+    }
 
     // A problem through the app's ProblemDetails service, as every other error of the app (its instance and trace id).
     private static IResult Result((int Status, object Body) answer) =>
