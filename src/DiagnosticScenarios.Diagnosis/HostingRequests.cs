@@ -62,8 +62,7 @@ public static class HostingRequests
     /// <exception cref="DiagnosisException">The file cannot be read as a trace.</exception>
     public static RequestLabels Read(string nettracePath, TimeSpan window, DateTime? until = null)
     {
-        var last = new Dictionary<int, string>();
-        var started = 0;
+        var tally = new Tally();
         try
         {
             using var source = new EventPipeEventSource(nettracePath);
@@ -71,8 +70,7 @@ public static class HostingRequests
             {
                 if (RequestStarted(data) is { } request && (until is null || data.TimeStamp.ToUniversalTime() <= until))
                 {
-                    started++;
-                    last[data.ThreadID] = request;
+                    tally.Add(data.ThreadID, request);
                 }
             };
             source.Process();
@@ -83,9 +81,37 @@ public static class HostingRequests
         }
 
         var seconds = window.TotalSeconds.ToString("0.#", CultureInfo.InvariantCulture);
-        var none = started == 0
+        var none = tally.Count == 0
             ? $"no request started on these threads in the {seconds} s window (the process raised no ASP.NET Core hosting event: not an ASP.NET Core app, no request arrived, or the pool was too starved to start one: a request starts on a pool thread)"
             : $"no request started on these threads in the {seconds} s window";
-        return new RequestLabels($"ASP.NET Core's hosting events over {seconds} s ({started} requests started)", "last request started on these threads:", none, last, Exact: false);
+        return tally.Labels($"over {seconds} s", none);
+    }
+
+    /// <summary>The requests started so far: the last on each thread, and how many of each.</summary>
+    internal sealed class Tally
+    {
+        private readonly Dictionary<int, string> _last = [];
+        private readonly Dictionary<string, int> _started = new(StringComparer.Ordinal);
+
+        public int Count { get; private set; }
+
+        public void Add(int threadId, string request)
+        {
+            Count++;
+            _last[threadId] = request;
+            _started[request] = _started.GetValueOrDefault(request) + 1;
+        }
+
+        /// <param name="when">When they started, for the labels' source, e.g. "over 1.5 s" or "while watching".</param>
+        /// <param name="none">What to say of threads that started none.</param>
+        public RequestLabels Labels(string when, string none) => new(
+            $"ASP.NET Core's hosting events {when} ({Count} requests started)",
+            "last request started on these threads:",
+            none,
+            new Dictionary<int, string>(_last),
+            Exact: false)
+        {
+            Started = new Dictionary<string, int>(_started, StringComparer.Ordinal),
+        };
     }
 }

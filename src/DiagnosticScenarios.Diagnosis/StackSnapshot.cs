@@ -95,6 +95,13 @@ public sealed record StackSnapshot(
 public sealed record RequestLabels(string Source, string Verb, string None, IReadOnlyDictionary<int, string> ByThread, bool Exact)
 {
     /// <summary>
+    /// How many of each request started in the window, e.g. "GET /api/diagscenario/taskwait" → 240, where the labels come
+    /// from the hosting events; null for the app's own labels. A thread's last request hides the ones before it (a ping
+    /// started after a wave of the load): these do not.
+    /// </summary>
+    public IReadOnlyDictionary<string, int>? Started { get; init; }
+
+    /// <summary>
     /// The requests of a site's threads, most first, e.g. "serving GET /orders/{id} (12 threads)"; <see cref="None"/> when
     /// they have none and the site's frames do not reach the action that would name it otherwise (the JIT inlined it);
     /// null when they do and the labels are not <see cref="Exact"/>, or there are none.

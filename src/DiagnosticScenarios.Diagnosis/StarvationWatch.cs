@@ -99,11 +99,10 @@ public static class StarvationWatch
     private sealed class CounterReading(string sessionId, StarvationRule rule, Action<PoolSecond, StarvationVerdict>? onSecond)
     {
         private readonly Dictionary<string, double> _values = new(StringComparer.Ordinal);
-        private readonly Dictionary<int, string> _lastRequest = [];
+        private readonly HostingRequests.Tally _requests = new();
         private readonly List<PoolSecond> _seconds = [];
         private readonly Lock _lock = new();
         private double _intervalSeconds = 1;
-        private int _requestsStarted;
         private int _collections;
 
         public ManualResetEventSlim Starved { get; } = new();
@@ -130,12 +129,7 @@ public static class StarvationWatch
         {
             lock (_lock)
             {
-                return new RequestLabels(
-                    $"ASP.NET Core's hosting events while watching ({_requestsStarted} requests started)",
-                    "last request started on these threads:",
-                    "no request started on these threads while watching",
-                    new Dictionary<int, string>(_lastRequest),
-                    Exact: false);
+                return _requests.Labels("while watching", "no request started on these threads while watching");
             }
         }
 
@@ -145,8 +139,7 @@ public static class StarvationWatch
             {
                 lock (_lock)
                 {
-                    _requestsStarted++;
-                    _lastRequest[data.ThreadID] = request;
+                    _requests.Add(data.ThreadID, request);
                 }
 
                 return;

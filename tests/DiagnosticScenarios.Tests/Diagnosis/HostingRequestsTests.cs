@@ -5,7 +5,7 @@ namespace DiagnosticScenarios.Tests.Diagnosis;
 
 /// <summary>
 /// The requests a snapshot's threads are tied to, read from a wait trace that went on after the snapshot (as
-/// <c>compare --diagnose</c> reads them): only those started before the moment given count.
+/// <c>compare --diagnose</c> reads them): only those started before the moment given label threads and are counted.
 /// </summary>
 public sealed class HostingRequestsTests : IDisposable
 {
@@ -19,7 +19,7 @@ public sealed class HostingRequestsTests : IDisposable
     private readonly DirectoryInfo _folder = Directory.CreateTempSubdirectory("hosting-requests-");
 
     [Fact]
-    public async Task Read_UntilAMoment_LabelsThreadsOnlyWithRequestsStartedBeforeIt()
+    public async Task Read_UntilAMoment_LabelsThreadsWithAndCountsOnlyRequestsStartedBeforeIt()
     {
         await using var server = await LoadExperiment.StartServerAsync();
         var trace = Path.Combine(_folder.FullName, "waits.nettrace");
@@ -28,6 +28,7 @@ public sealed class HostingRequestsTests : IDisposable
 
         await Task.Factory.StartNew(() => WaitAnalyzer.Record(server.ProcessId, () =>
         {
+            Send(client, Before);
             Send(client, Before);
             Thread.Sleep(Apart);
             moment = DateTime.UtcNow;
@@ -40,8 +41,11 @@ public sealed class HostingRequestsTests : IDisposable
 
         var labels = $"until the moment: {untilTheMoment.Source}: {string.Join(", ", untilTheMoment.ByThread.Values)}; all: {all.Source}: {string.Join(", ", all.ByThread.Values)}";
         Assert.True(untilTheMoment.ByThread.Values.Contains($"GET /{Before}") && !untilTheMoment.ByThread.Values.Contains($"GET /{After}"), labels);
-        // Without the moment, the later request labels its thread: the cut is what left it out.
+        // Counted one by one, where a thread's label shows only the last it started.
+        Assert.Equal(new Dictionary<string, int> { [$"GET /{Before}"] = 2 }, untilTheMoment.Started);
+        // Without the moment, the later request labels its thread and is counted: the cut is what left it out.
         Assert.True(all.ByThread.Values.Contains($"GET /{After}"), labels);
+        Assert.Equal(new Dictionary<string, int> { [$"GET /{Before}"] = 2, [$"GET /{After}"] = 1 }, all.Started);
     }
 
     public void Dispose() => _folder.Delete(recursive: true);
