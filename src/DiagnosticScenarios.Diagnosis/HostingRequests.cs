@@ -87,9 +87,17 @@ public static class HostingRequests
         return tally.Labels($"over {seconds} s", none);
     }
 
-    /// <summary>The requests started so far: the last on each thread, and how many of each.</summary>
+    /// <summary>
+    /// The requests started so far: the last on each thread, and how many of each, up to <see cref="MaxCounted"/> different
+    /// ones (a path with an id in it is a new one each time, and <c>watch</c> may listen to a busy service for hours); the
+    /// rest are counted together under <see cref="Others"/>.
+    /// </summary>
     internal sealed class Tally
     {
+        public const int MaxCounted = 1000;
+
+        public static readonly string Others = $"other requests (more than {MaxCounted} different ones)";
+
         private readonly Dictionary<int, string> _last = [];
         private readonly Dictionary<string, int> _started = new(StringComparer.Ordinal);
 
@@ -99,7 +107,8 @@ public static class HostingRequests
         {
             Count++;
             _last[threadId] = request;
-            _started[request] = _started.GetValueOrDefault(request) + 1;
+            var counted = _started.Count < MaxCounted || _started.ContainsKey(request) ? request : Others;
+            _started[counted] = _started.GetValueOrDefault(counted) + 1;
         }
 
         /// <param name="when">When they started, for the labels' source, e.g. "over 1.5 s" or "while watching".</param>

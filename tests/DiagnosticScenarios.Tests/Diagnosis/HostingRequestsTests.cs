@@ -48,6 +48,27 @@ public sealed class HostingRequestsTests : IDisposable
         Assert.Equal(new Dictionary<string, int> { [$"GET /{Before}"] = 2, [$"GET /{After}"] = 1 }, all.Started);
     }
 
+    [Fact]
+    public void Tally_CountsAtMostMaxCountedDifferentRequests_TheRestTogether_AndLabelsThreadsWithWhatTheyStarted()
+    {
+        const int Max = HostingRequests.Tally.MaxCounted;
+        var tally = new HostingRequests.Tally();
+        for (var i = 0; i < Max + 5; i++)
+        {
+            tally.Add(1, $"GET /orders/{i}");
+        }
+
+        tally.Add(2, "GET /orders/0");
+        var labels = tally.Labels("over 1 s", "none");
+
+        Assert.Equal(Max + 1, labels.Started!.Count);
+        Assert.Equal(2, labels.Started["GET /orders/0"]);
+        Assert.Equal(5, labels.Started[HostingRequests.Tally.Others]);
+        Assert.Equal(Max + 6, labels.Started.Values.Sum());
+        Assert.Equal($"GET /orders/{Max + 4}", labels.ByThread[1]);
+        Assert.Equal("GET /orders/0", labels.ByThread[2]);
+    }
+
     public void Dispose() => _folder.Delete(recursive: true);
 
     private static void Send(HttpClient client, string path)

@@ -82,6 +82,9 @@ internal sealed record StreamArrival(long Sequence, long TakenAtUnixMs, DateTime
 
     public bool Starved => Sample.GetProperty("starved").GetBoolean();
 
+    /// <summary>Why the detector's rule said starved or not, with the figures it read.</summary>
+    public string? Starvation => Sample.GetProperty("starvation").GetString();
+
     /// <summary>The longest one of the probe's work items waited for a pool thread in the sample's second.</summary>
     public TimeSpan QueueDelay => TimeSpan.FromMilliseconds(Sample.GetProperty("queueDelayMs").GetDouble());
 
