@@ -81,7 +81,7 @@ public static class HostingRequests
         }
 
         var seconds = window.TotalSeconds.ToString("0.#", CultureInfo.InvariantCulture);
-        var none = tally.Count == 0
+        var none = tally.IsEmpty
             ? $"no request started on these threads in the {seconds} s window (the process raised no ASP.NET Core hosting event: not an ASP.NET Core app, no request arrived, or the pool was too starved to start one: a request starts on a pool thread)"
             : $"no request started on these threads in the {seconds} s window";
         return tally.Labels($"over {seconds} s", none);
@@ -101,11 +101,10 @@ public static class HostingRequests
         private readonly Dictionary<int, string> _last = [];
         private readonly Dictionary<string, int> _started = new(StringComparer.Ordinal);
 
-        public int Count { get; private set; }
+        public bool IsEmpty => _started.Count == 0;
 
         public void Add(int threadId, string request)
         {
-            Count++;
             _last[threadId] = request;
             var counted = _started.Count < MaxCounted || _started.ContainsKey(request) ? request : Others;
             _started[counted] = _started.GetValueOrDefault(counted) + 1;
@@ -114,7 +113,7 @@ public static class HostingRequests
         /// <param name="when">When they started, for the labels' source, e.g. "over 1.5 s" or "while watching".</param>
         /// <param name="none">What to say of threads that started none.</param>
         public RequestLabels Labels(string when, string none) => new(
-            $"ASP.NET Core's hosting events {when} ({Count} requests started)",
+            $"ASP.NET Core's hosting events {when} ({_started.Values.Sum()} requests started)",
             "last request started on these threads:",
             none,
             new Dictionary<int, string>(_last),
