@@ -116,7 +116,7 @@ public sealed class BlockingLoadTests(BlockingLoadMeasurements measurements, ITe
         // ping cost the server 37 µs of CPU (16.5 µs on an earlier day). Below 100 %: the answers' own CPU on two
         // loaded cores (most where the rate is highest, channel at 625 req/s, or each answer costs most, httpclient-async
         // through a real HttpClient), the snapshot's and the trace's sampling pauses, and the lock-async turn's timer and
-        // hops. 70 %: under the slow day's lowest, and still far above what a BAD twin serves (a third of its twin's answers at most).
+        // hops. 70 %: under the slow day's lowest, and still far above what a BAD twin serves (half its twin's answers at most).
         Assert.True(result.Load.RequestsPerSecond >= 0.7 * limit, $"{good}: throughput below 70 % of its limit, {limit:0} req/s. {figures}");
         // The other way: a throttle that stopped throttling (or a limit worked out wrong) would show here.
         Assert.True(result.Load.RequestsPerSecond <= 1.1 * limit, $"{good}: throughput above its limit, {limit:0} req/s. {figures}");
@@ -125,7 +125,7 @@ public sealed class BlockingLoadTests(BlockingLoadMeasurements measurements, ITe
 
     [Theory]
     [MemberData(nameof(BadTwinsBoundedByTheirWaitOnly))]
-    public async Task BadScenario_AnswersAtMostAThirdOfItsGoodTwin_Under125Connections(string bad)
+    public async Task BadScenario_AnswersAtMostHalfOfItsGoodTwin_Under125Connections(string bad)
     {
         var scenario = Blocking(bad);
         var good = await measurements.MeasureAsync(CatalogueData.TwinOf(scenario).Name);
@@ -136,12 +136,16 @@ public sealed class BlockingLoadTests(BlockingLoadMeasurements measurements, ITe
         // The answers of each twin's load, both 1.5 s with the same drain: a rate would divide a BAD twin's waves by the time
         // its last wave took, which moves. A BAD twin's answers, when any come, come in waves of its 125 connections, once the
         // pool has injected threads for the completions its parked threads wait for; the GOOD twin serves about seven waves.
-        // Measured in 38 runs (fresh clones and load-only runs of the suite): bodyread answered no wave in 30, one in 6 (10 to
-        // 14 % of its twin's rate) and two in 2 (250 answers: 21 % of the rate in 2.0 s, and 250 of its twin's 933 on a busy
-        // machine, 27 %, in 1.6 s, where the rate read 29 % and failed a quarter); every other BAD twin 0 to 2 %. A third
-        // admits two waves against the fewest answers a GOOD twin gave (bodyread-async, 527 req/s) and fails a third wave.
+        // Measured in 42 runs (fresh clones and load-only runs of the suite): bodyread answered no wave in 33, one in 6 (10 to
+        // 14 % of its twin's rate), two in 2 (21 and 27 %) and three in one, on a CI machine with a load average of 4.9 (369
+        // answers against its twin's 956, 39 %, failing the third this bound was before); every other BAD twin 0 to 2 %.
+        // bodyread is the one whose block lets go by itself: a request whose action starts only after its client has sent the
+        // last byte finds the body buffered by Kestrel and does not block, so the later its starved pool starts actions (the
+        // busier the machine), the more it answers. Half admits three waves against the fewest answers a GOOD twin gave
+        // (bodyread-async, 527 req/s) and fails a fourth; a BAD twin that stopped blocking would serve like its twin, 76 % of
+        // its limit at the least (GoodTwin_ServesNearItsPhysicalLimit…).
         var ratio = (double)result.Load.Successes / good.Load.Successes;
-        Assert.True(ratio <= 1.0 / 3, $"{bad}: {ratio:P0} of its GOOD twin's answers. {figures}");
+        Assert.True(ratio <= 0.5, $"{bad}: {ratio:P0} of its GOOD twin's answers, more than half. {figures}");
     }
 
     [Fact]
@@ -157,7 +161,7 @@ public sealed class BlockingLoadTests(BlockingLoadMeasurements measurements, ITe
         // Measured in 45 runs of the suite: 0.95–1.01 in 43 (about 58 req/s each, 93–96 % of one request per 16 ms), and 0.71
         // and 0.68 in two whose BAD run lost whole seconds (no answer in its first and third), its starved pool slow to hand
         // the lock's next requests a thread, 59 of them timing out. Half the GOOD twin's throughput, at least, still tells the
-        // lock pair from every other BAD twin, which answers a third of its twin at most (BadScenario_AnswersAtMost…).
+        // lock pair from every other BAD twin, which answers half its twin at most (BadScenario_AnswersAtMost…).
         Assert.True(throughputRatio is >= 0.5 and <= 1.3, $"lock served {throughputRatio:P0} of lock-async's throughput: the lock no longer bounds both. {figures}");
         // Measured: 384 and 431 (ping's median 1.3–1.6 s behind the requests queued for the pool, against 3.5–3.7 ms).
         Assert.True(pingRatio >= 10, $"ping's median under lock only {pingRatio:0.0} × under lock-async. {figures}");
