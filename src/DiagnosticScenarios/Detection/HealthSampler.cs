@@ -193,23 +193,29 @@ public sealed class HealthSampler : IHostedService, IDisposable
         var verdict = _rule.Evaluate([.. _window]);
         var endpoints = _attribution.All.Select(e => e.TakeSecond()).OrderBy(e => e.Route, StringComparer.Ordinal).ToList();
 
-        HealthSample sample;
+        // Only this thread writes the sequence.
+        var sample = new HealthSample(
+            _sequence + 1,
+            DateTimeOffset.UtcNow.ToUnixTimeMilliseconds(),
+            second.ThreadCount,
+            second.QueueLength,
+            (long)Math.Round(second.CompletedPerSecond),
+            second.CpuPercent,
+            MinThreads.Now().Workers,
+            _probe.TakeWorstSinceLastTake(),
+            verdict.Starved,
+            verdict.Reason,
+            _injections.Counts(),
+            endpoints);
+
+        // The event before the sample: whoever acts on a starved sample (the page's Capture now, a monitor's POST) then finds
+        // the detector's capture already queued and joins it. Published first, a POST read from it could queue a capture of
+        // its own first, which the event would join, and the detector's capture, throttled, would not be taken in this run.
+        Declare(sample, verdict, now);
+
         TaskCompletionSource reached;
         lock (_ringLock)
         {
-            sample = new HealthSample(
-                _sequence + 1,
-                DateTimeOffset.UtcNow.ToUnixTimeMilliseconds(),
-                second.ThreadCount,
-                second.QueueLength,
-                (long)Math.Round(second.CompletedPerSecond),
-                second.CpuPercent,
-                MinThreads.Now().Workers,
-                _probe.TakeWorstSinceLastTake(),
-                verdict.Starved,
-                verdict.Reason,
-                _injections.Counts(),
-                endpoints);
             _ring[sample.Sequence % _ring.Length] = sample;
             _sequence = sample.Sequence;
             reached = _nextSample;
@@ -221,8 +227,6 @@ public sealed class HealthSampler : IHostedService, IDisposable
         {
             Monitor.PulseAll(_sampled);
         }
-
-        Declare(sample, verdict, now);
     }
 
     // One event, one throttle: at most once per interval, however the starved seconds fall.
