@@ -5,10 +5,10 @@ using Microsoft.Extensions.Options;
 namespace DiagnosticScenarios.Detection;
 
 /// <summary>
-/// The detector. Once a second, on a dedicated thread, it records a <see cref="HealthSample"/> into a ring buffer, decides
-/// by <see cref="StarvationRule"/> whether the pool is starved, and raises <see cref="StarvationDeclared"/> to the
-/// <see cref="IStarvationListener"/>s (the log line, the stack capture). Sampling off the pool keeps the series whole while
-/// the pool is starved; the page's stream and the API read the ring. Starts the probe and the meter's observable
+/// The detector. Once a second, on a dedicated thread, it takes a <see cref="HealthSample"/>, decides by
+/// <see cref="StarvationRule"/> whether the pool is starved, raises <see cref="StarvationDeclared"/> to the
+/// <see cref="IStarvationListener"/>s (the log line, the stack capture), and then records the sample into a ring buffer,
+/// which the page's stream and the API read. Sampling off the pool keeps the series whole while the pool is starved. Starts the probe and the meter's observable
 /// instruments with the app.
 /// </summary>
 public sealed class HealthSampler : IHostedService, IDisposable
