@@ -8,8 +8,8 @@ namespace DiagnosticScenarios.Detection;
 /// The detector. Once a second, on a dedicated thread, it takes a <see cref="HealthSample"/>, decides by
 /// <see cref="StarvationRule"/> whether the pool is starved, raises <see cref="StarvationDeclared"/> to the
 /// <see cref="IStarvationListener"/>s (the log line, the stack capture), and then records the sample into a ring buffer,
-/// which the page's stream and the API read. Sampling off the pool keeps the series whole while the pool is starved. Starts the probe and the meter's observable
-/// instruments with the app.
+/// which the page's stream and the API read. Sampling off the pool keeps the series whole while the pool is starved.
+/// Starts the probe and the meter's observable instruments with the app.
 /// </summary>
 public sealed class HealthSampler : IHostedService, IDisposable
 {
