@@ -1,5 +1,6 @@
 using DiagnosticScenarios.Detection;
 using DiagnosticScenarios.Sql;
+using Microsoft.Extensions.Options;
 using OpenTelemetry.Exporter;
 using OpenTelemetry.Metrics;
 using OpenTelemetry.Resources;
@@ -29,6 +30,7 @@ public static class MetricsExportRegistration
             return services;
         }
 
+        services.AddOptions<MetricsExportOptions>().Bind(configuration.GetSection(MetricsExportOptions.SectionName)).ValidateDataAnnotations().ValidateOnStart();
         var scrape = new PrometheusScrape();
         services.AddSingleton(scrape);
         services.AddOpenTelemetry()
@@ -54,6 +56,15 @@ public static class MetricsExportRegistration
                 if (!string.IsNullOrEmpty(configuration[MetricsExportOptions.OtlpEndpointKey]))
                 {
                     metrics.AddOtlpExporter(OtlpExporterName, exporter => exporter.Protocol = OtlpProtocol(configuration) ?? exporter.Protocol);
+                    services.AddOptions<OtlpExporterOptions>(OtlpExporterName).Configure<IOptions<MetricsExportOptions>>((exporter, export) =>
+                    {
+                        // Over HTTP/protobuf the reader's synchronous sends on a kept-alive connection need no pool thread.
+                        if (exporter.Protocol == OtlpExportProtocol.HttpProtobuf)
+                        {
+                            var idleTimeout = TimeSpan.FromSeconds(export.Value.OtlpIdleTimeoutSeconds);
+                            exporter.HttpClientFactory = () => OtlpHttpClient.Create(TimeSpan.FromMilliseconds(exporter.TimeoutMilliseconds), idleTimeout);
+                        }
+                    });
                 }
             });
         return services;
