@@ -1,5 +1,3 @@
-using System.ComponentModel.DataAnnotations;
-
 namespace DiagnosticScenarios.Metrics;
 
 /// <summary>Configuration section <c>MetricsExport</c>: the metrics export (Prometheus scrape and OTLP).</summary>
@@ -30,15 +28,6 @@ public sealed class MetricsExportOptions
     /// process's and the app's instruments, which the alert reads, stay.
     /// </summary>
     public bool RequestDuration { get; set; } = true;
-
-    /// <summary>
-    /// How long the OTLP/HTTP export's client keeps an idle connection open (the handler's own default, a minute). The
-    /// handler checks each idle connection every quarter of it, with a read the export's client runs on a thread of its own
-    /// (<see cref="OtlpHttpClient"/>). Below a collector's own idle timeout, the app retires a connection before the
-    /// collector closes it under an export; the export opens the next one through the pool.
-    /// </summary>
-    [Range(1, 3600)]
-    public int OtlpIdleTimeoutSeconds { get; set; } = 60;
 
     /// <summary>ASP.NET Core's instrument that <see cref="RequestDuration"/> turns off.</summary>
     public const string RequestDurationInstrument = "http.server.request.duration";

@@ -1,6 +1,5 @@
 using DiagnosticScenarios.Detection;
 using DiagnosticScenarios.Sql;
-using Microsoft.Extensions.Options;
 using OpenTelemetry.Exporter;
 using OpenTelemetry.Metrics;
 using OpenTelemetry.Resources;
@@ -30,7 +29,6 @@ public static class MetricsExportRegistration
             return services;
         }
 
-        services.AddOptions<MetricsExportOptions>().Bind(configuration.GetSection(MetricsExportOptions.SectionName)).ValidateDataAnnotations().ValidateOnStart();
         var scrape = new PrometheusScrape();
         services.AddSingleton(scrape);
         services.AddOpenTelemetry()
@@ -55,14 +53,15 @@ public static class MetricsExportRegistration
 
                 if (!string.IsNullOrEmpty(configuration[MetricsExportOptions.OtlpEndpointKey]))
                 {
-                    metrics.AddOtlpExporter(OtlpExporterName, exporter => exporter.Protocol = OtlpProtocol(configuration) ?? exporter.Protocol);
-                    services.AddOptions<OtlpExporterOptions>(OtlpExporterName).Configure<IOptions<MetricsExportOptions>>((exporter, export) =>
+                    metrics.AddOtlpExporter(OtlpExporterName, configure: null);
+                    services.Configure<OtlpExporterOptions>(OtlpExporterName, exporter =>
                     {
+                        exporter.Protocol = OtlpProtocol(configuration) ?? exporter.Protocol;
+
                         // Over HTTP/protobuf the reader's synchronous sends on a kept-alive connection need no pool thread.
                         if (exporter.Protocol == OtlpExportProtocol.HttpProtobuf)
                         {
-                            var idleTimeout = TimeSpan.FromSeconds(export.Value.OtlpIdleTimeoutSeconds);
-                            exporter.HttpClientFactory = () => OtlpHttpClient.Create(TimeSpan.FromMilliseconds(exporter.TimeoutMilliseconds), idleTimeout);
+                            exporter.HttpClientFactory = () => OtlpHttpClient.Create(TimeSpan.FromMilliseconds(exporter.TimeoutMilliseconds));
                         }
                     });
                 }

@@ -3,14 +3,13 @@ using System.Net.Sockets;
 namespace DiagnosticScenarios.Metrics;
 
 /// <summary>
-/// The OTLP/HTTP exporter's client, whose sends on a kept-alive connection never wait for the thread pool. The SDK's
-/// reader exports from a thread of its own with a synchronous <see cref="HttpClient.Send(HttpRequestMessage)"/>, which
-/// writes and reads the socket on that thread, except after .NET's connection pool has checked the idle connection: every
-/// quarter of the idle timeout (15 s by default, <see cref="MetricsExportOptions.OtlpIdleTimeoutSeconds"/>) it starts an asynchronous read on each idle connection, to see it close,
-/// and the next send takes its answer from that read, whose completion only a pool thread delivers on Linux. Here that
-/// read blocks on a thread of its own instead, so an export of a starved process goes on. Opening a connection still
-/// goes through the pool (the handler opens it there whatever the send), once, before the load, while the collector
-/// keeps it open.
+/// The OTLP/HTTP exporter's client, whose sends on a kept-alive connection do not wait for the thread pool after the
+/// connection's idle check. The SDK's reader exports from a thread of its own with a synchronous
+/// <see cref="HttpClient.Send(HttpRequestMessage)"/>, which writes and reads the socket on that thread, except after
+/// .NET's connection pool has checked the idle connection: every quarter of its idle timeout (a minute, so every 15 s) it
+/// starts an asynchronous read on each idle connection, to see it close, and the next send takes its answer from that
+/// read, whose completion only a pool thread delivers on Linux. Here that read blocks on a thread of its own instead.
+/// Opening a connection still goes through the pool (the handler opens it there whatever the send).
 /// </summary>
 /// <remarks>
 /// For synchronous sends over HTTP/1.1 only, where the connection's asynchronous reads are that check: an asynchronous
@@ -19,8 +18,7 @@ namespace DiagnosticScenarios.Metrics;
 internal static class OtlpHttpClient
 {
     /// <summary>A client as the SDK's own factory makes it (its timeout the exporter's), over connections that read on threads of their own.</summary>
-    public static HttpClient Create(TimeSpan timeout, TimeSpan idleTimeout) =>
-        new(new SocketsHttpHandler { ConnectCallback = ConnectAsync, PooledConnectionIdleTimeout = idleTimeout }) { Timeout = timeout };
+    public static HttpClient Create(TimeSpan timeout) => new(new SocketsHttpHandler { ConnectCallback = ConnectAsync }) { Timeout = timeout };
 
     private static async ValueTask<Stream> ConnectAsync(SocketsHttpConnectionContext context, CancellationToken cancellationToken)
     {

@@ -1,7 +1,6 @@
 using System.Globalization;
 using DiagnosticScenarios.Common;
 using DiagnosticScenarios.Infrastructure;
-using DiagnosticScenarios.Metrics;
 
 namespace DiagnosticScenarios.Tests.Observed;
 
@@ -16,13 +15,6 @@ internal sealed class OtlpObserver : IRunObserver, IDisposable
     public static readonly TimeSpan ExportInterval = TimeSpan.FromSeconds(1);
 
     private static readonly TimeSpan FirstExportPatience = TimeSpan.FromSeconds(20);
-
-    /// <summary>
-    /// The export's connection idle timeout the server is given: its HTTP client checks an idle connection every quarter of
-    /// it, so every second of the run, not every 15 s, and an export that waited for that check's read on the pool would
-    /// stall within the run's starved seconds.
-    /// </summary>
-    private const int IdleTimeoutSeconds = 4;
 
     private readonly ThreadedHttpServer _server;
     private readonly List<(DateTimeOffset At, byte[] Body)> _exports = [];
@@ -42,7 +34,6 @@ internal sealed class OtlpObserver : IRunObserver, IDisposable
         var observer = new OtlpObserver();
         serverEnvironment["OTEL_EXPORTER_OTLP_ENDPOINT"] = $"http://127.0.0.1:{observer._server.Port}";
         serverEnvironment["OTEL_METRIC_EXPORT_INTERVAL"] = ExportInterval.TotalMilliseconds.ToString("0", CultureInfo.InvariantCulture);
-        serverEnvironment[$"{MetricsExportOptions.SectionName}__{nameof(MetricsExportOptions.OtlpIdleTimeoutSeconds)}"] = IdleTimeoutSeconds.ToString(CultureInfo.InvariantCulture);
         return observer;
     }
 
