@@ -53,8 +53,8 @@ public static class MetricsExportRegistration
 
                 if (!string.IsNullOrEmpty(configuration[MetricsExportOptions.OtlpEndpointKey]))
                 {
-                    metrics.AddOtlpExporter(OtlpExporterName, configure: null);
-                    services.Configure<OtlpExporterOptions>(OtlpExporterName, exporter =>
+                    // Named options: the SDK registers this step in the options pipeline, after the OTEL_* settings.
+                    metrics.AddOtlpExporter(OtlpExporterName, exporter =>
                     {
                         exporter.Protocol = OtlpProtocol(configuration) ?? exporter.Protocol;
 
