@@ -32,6 +32,7 @@ public static class DetectionRegistration
 
         // Handed over as an instance, so the container never disposes it (see ThreadInjectionListener).
         services.AddSingleton(new ThreadInjectionListener());
+        services.AddSingleton<IPoolCounters, RuntimePoolCounters>();
         services.AddSingleton<IStarvationListener, StarvationLog>();
         services.AddSingleton<HealthSampler>();
         services.AddHostedService(provider => provider.GetRequiredService<HealthSampler>());

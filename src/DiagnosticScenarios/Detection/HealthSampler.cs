@@ -20,6 +20,7 @@ public sealed class HealthSampler : IHostedService, IDisposable
     private readonly EndpointAttribution _attribution;
     private readonly HealthMetrics _metrics;
     private readonly ThreadInjectionListener _injections;
+    private readonly IPoolCounters _counters;
     private readonly IReadOnlyList<IStarvationListener> _listeners;
     private readonly StarvationRule _rule = StarvationRule.Default;
     private readonly Queue<PoolSecond> _window = new();
@@ -32,9 +33,6 @@ public sealed class HealthSampler : IHostedService, IDisposable
     private readonly Thread _sampler;
     private TaskCompletionSource _nextSample = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private long _sequence;
-    private long _lastCompletedWorkItems;
-    private TimeSpan _lastCpu;
-    private long _lastSampledAt;
     private readonly StarvationThrottle _throttle;
 
     public HealthSampler(
@@ -43,6 +41,7 @@ public sealed class HealthSampler : IHostedService, IDisposable
         EndpointAttribution attribution,
         HealthMetrics metrics,
         ThreadInjectionListener injections,
+        IPoolCounters counters,
         IEnumerable<IStarvationListener> listeners)
     {
         ArgumentNullException.ThrowIfNull(options);
@@ -51,6 +50,7 @@ public sealed class HealthSampler : IHostedService, IDisposable
         _attribution = attribution;
         _metrics = metrics;
         _injections = injections;
+        _counters = counters;
         _listeners = [.. listeners];
         _ring = new HealthSample?[_options.HistorySeconds];
         _throttle = new StarvationThrottle(TimeSpan.FromSeconds(_options.StarvationEventIntervalSeconds));
@@ -83,9 +83,7 @@ public sealed class HealthSampler : IHostedService, IDisposable
     public Task StartAsync(CancellationToken cancellationToken)
     {
         _metrics.Observe(_probe, _injections, _attribution);
-        _lastCompletedWorkItems = ThreadPool.CompletedWorkItemCount;
-        _lastCpu = Environment.CpuUsage.TotalTime;
-        _lastSampledAt = Stopwatch.GetTimestamp();
+        _counters.Start();
         _probe.Start();
         _sampler.Start();
         return Task.CompletedTask;
@@ -174,15 +172,7 @@ public sealed class HealthSampler : IHostedService, IDisposable
     private void TakeSample()
     {
         var now = Stopwatch.GetTimestamp();
-        var seconds = Stopwatch.GetElapsedTime(_lastSampledAt, now).TotalSeconds;
-        var completed = ThreadPool.CompletedWorkItemCount;
-        var cpu = Environment.CpuUsage.TotalTime;
-        var second = new PoolSecond(
-            ThreadPool.ThreadCount,
-            ThreadPool.PendingWorkItemCount,
-            (completed - _lastCompletedWorkItems) / seconds,
-            Math.Round(100 * (cpu - _lastCpu).TotalSeconds / (seconds * Environment.ProcessorCount), 1));
-        (_lastCompletedWorkItems, _lastCpu, _lastSampledAt) = (completed, cpu, now);
+        var second = _counters.TakeSecond();
 
         _window.Enqueue(second);
         while (_window.Count > _rule.WindowSeconds)
