@@ -83,7 +83,6 @@ public sealed class HealthSampler : IHostedService, IDisposable
     public Task StartAsync(CancellationToken cancellationToken)
     {
         _metrics.Observe(_probe, _injections, _attribution);
-        _counters.Start();
         _probe.Start();
         _sampler.Start();
         return Task.CompletedTask;

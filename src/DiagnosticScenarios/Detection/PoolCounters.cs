@@ -9,22 +9,16 @@ namespace DiagnosticScenarios.Detection;
 /// </summary>
 public interface IPoolCounters
 {
-    /// <summary>Begins the first second.</summary>
-    void Start();
-
-    /// <summary>The second since the last reading (or since <see cref="Start"/>).</summary>
+    /// <summary>The second since the last reading, or since the counters were made.</summary>
     PoolSecond TakeSecond();
 }
 
 /// <summary>The runtime's own counters, in process: <see cref="ThreadPool"/> and <see cref="Environment.CpuUsage"/>.</summary>
 public sealed class RuntimePoolCounters : IPoolCounters
 {
-    private long _lastCompletedWorkItems;
-    private TimeSpan _lastCpu;
-    private long _lastReadAt;
-
-    public void Start() =>
-        (_lastCompletedWorkItems, _lastCpu, _lastReadAt) = (ThreadPool.CompletedWorkItemCount, Environment.CpuUsage.TotalTime, Stopwatch.GetTimestamp());
+    private long _lastCompletedWorkItems = ThreadPool.CompletedWorkItemCount;
+    private TimeSpan _lastCpu = Environment.CpuUsage.TotalTime;
+    private long _lastReadAt = Stopwatch.GetTimestamp();
 
     public PoolSecond TakeSecond()
     {

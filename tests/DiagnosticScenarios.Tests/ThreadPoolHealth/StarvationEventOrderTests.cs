@@ -42,10 +42,6 @@ public sealed class StarvationEventOrderTests(InProcessApp app, ITestOutputHelpe
     {
         private int _threads = 2;
 
-        public void Start()
-        {
-        }
-
         public PoolSecond TakeSecond() => new(++_threads, QueueLength: 500, CompletedPerSecond: 2, CpuPercent: 3);
     }
 
