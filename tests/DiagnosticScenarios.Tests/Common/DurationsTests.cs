@@ -16,6 +16,7 @@ public sealed class DurationsTests
     [InlineData("30", 30_000)]
     [InlineData("00:00:30", 30_000)]
     [InlineData("01:02:03", 3_723_000)]
+    [InlineData("00:00:00.2", 200)]
     [InlineData(" 2m ", 120_000)]
     public void TryParse_ReadsEachForm_OfTheGrammar(string text, long expectedMs)
     {

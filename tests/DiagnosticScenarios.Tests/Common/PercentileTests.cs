@@ -37,9 +37,12 @@ public sealed class PercentileTests
     [Fact]
     public void AppPercentiles_AreTheNearestRanksOfTheValuesGivenInAnyOrder_RoundedToATenth()
     {
-        var percentiles = Percentiles.Of([50, 15.04, 40, 20, 35]);
+        // 1 to 100 shuffled, with the 95th and the 99th a little off a tenth: each quantile lands on a value of its own.
+        var values = Enumerable.Range(1, 100).Select(v => v switch { 95 => 95.04, 99 => 99.06, _ => (double)v }).ToArray();
+        new Random(7).Shuffle(values);
+        var percentiles = Percentiles.Of(values);
 
-        Assert.Equal(new Percentiles(5, P50Ms: 35, P95Ms: 50, P99Ms: 50, MaxMs: 50), percentiles);
+        Assert.Equal(new Percentiles(100, P50Ms: 50, P95Ms: 95, P99Ms: 99.1, MaxMs: 100), percentiles);
         Assert.Equal(15, Percentiles.Of([15.04]).P50Ms);
         Assert.Equal(15.1, Percentiles.Of([15.06]).P50Ms);
     }

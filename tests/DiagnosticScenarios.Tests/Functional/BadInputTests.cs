@@ -147,14 +147,4 @@ public sealed class BadInputTests(InProcessApp app, ITestOutputHelper output) : 
         var problem = await ProblemDetailsAssert.IsProblemAsync(response, HttpStatusCode.MethodNotAllowed);
         Assert.Contains("GET", problem.GetProperty("detail").GetString(), StringComparison.Ordinal);
     }
-
-    [Fact]
-    public async Task Exception_Answers500Problem_ByDesign()
-    {
-        using var client = _app.CreateClient();
-
-        using var response = await client.GetAsync(new Uri("/api/diagscenario/exception", UriKind.Relative)).DefaultTimeout();
-
-        await ProblemDetailsAssert.IsProblemAsync(response, HttpStatusCode.InternalServerError);
-    }
 }

@@ -9,6 +9,7 @@ using Xunit.Abstractions;
 namespace DiagnosticScenarios.Tests.Functional;
 
 /// <summary>The destructive scenarios are bounded at once, not only per request: beyond the limit, 429 ProblemDetails with Retry-After.</summary>
+[StartsNext("held requests: a blocking burst, a spin and a memory spike, 6–8 s")]
 public sealed class ConcurrencyLimitTests(InProcessApp app, ITestOutputHelper output) : IClassFixture<InProcessApp>
 {
     private const string HeldBurst = "/api/diagscenario/taskburst?count=1&mode=blocking&delayMs=3000";
@@ -23,7 +24,7 @@ public sealed class ConcurrencyLimitTests(InProcessApp app, ITestOutputHelper ou
         var held = client.GetAsync(new Uri(HeldBurst, UriKind.Relative));
         // The test server runs each request on a pool thread of its own, so a second request sent at once could reach the
         // limiter first and leave the held one refused: the second is sent only once the held one is in.
-        var heldAdmitted = await AdmittedAsync(client, held);
+        var heldAdmitted = await AdmittedAsync(client, held, "/api/diagscenario/taskburst");
         using var refused = await client.GetAsync(ShortBurst("blocking")).DefaultTimeout();
         using var asyncBurst = await client.GetAsync(ShortBurst("async")).DefaultTimeout();
         var asyncWhileHeld = asyncBurst.StatusCode;
@@ -41,6 +42,32 @@ public sealed class ConcurrencyLimitTests(InProcessApp app, ITestOutputHelper ou
         Assert.Contains("Scenarios:ConcurrencyLimits", problem.GetProperty("detail").GetString(), StringComparison.Ordinal);
         Assert.Equal(HttpStatusCode.OK, asyncWhileHeld);
         Assert.Equal(HttpStatusCode.OK, afterwards.StatusCode);
+    }
+
+    /// <summary>
+    /// The two scenarios that run for as long as they are asked, held by one request at the limit of 1: a second is refused
+    /// while it runs. (That the permit comes back is the burst's test above; deadlock and memleak answer too soon to be held,
+    /// their policies are the metadata's below.)
+    /// </summary>
+    [Theory]
+    [InlineData("HighCpu", "/api/diagscenario/highcpu/{milliseconds}", "/api/diagscenario/highcpu/1000", "/api/diagscenario/highcpu/1")]
+    [InlineData("MemSpike", "/api/diagscenario/memspike/{seconds}", "/api/diagscenario/memspike/1", "/api/diagscenario/memspike/1")]
+    public async Task LongScenario_Answers429_WhileItsOneRequestRuns(string limit, string route, string heldPath, string nextPath)
+    {
+        await using var limited = _app.With(($"Scenarios:ConcurrencyLimits:{limit}", "1"));
+        using var client = limited.CreateClient();
+
+        var held = client.GetAsync(new Uri(heldPath, UriKind.Relative));
+        var heldAdmitted = await AdmittedAsync(client, held, route);
+        using var refused = await client.GetAsync(new Uri(nextPath, UriKind.Relative)).DefaultTimeout();
+        var stillHeld = !held.IsCompleted;
+
+        using var first = await held.DefaultTimeout();
+
+        Assert.True(heldAdmitted, $"{heldPath} never showed as in flight.");
+        Assert.True(stillHeld, $"{heldPath} ended before the second request was answered, so it proves nothing.");
+        Assert.Equal(HttpStatusCode.OK, first.StatusCode);
+        await ProblemDetailsAssert.IsProblemAsync(refused, HttpStatusCode.TooManyRequests);
     }
 
     [Theory]
@@ -62,16 +89,16 @@ public sealed class ConcurrencyLimitTests(InProcessApp app, ITestOutputHelper ou
     private static Uri ShortBurst(string mode) => new($"/api/diagscenario/taskburst?count=1&mode={mode}&delayMs=0", UriKind.Relative);
 
     /// <summary>
-    /// Waits until the app counts the held burst in flight. The attribution counts a request only once the rate limiter has
-    /// let it through, so this is the held burst holding the permit. False if it ended or was refused first.
+    /// Waits until the app counts the held request in flight. The attribution counts a request only once the rate limiter has
+    /// let it through, so this is the held request holding the permit. False if it ended or was refused first.
     /// </summary>
-    private static async Task<bool> AdmittedAsync(HttpClient client, Task<HttpResponseMessage> held)
+    private static async Task<bool> AdmittedAsync(HttpClient client, Task<HttpResponseMessage> held, string route)
     {
         var (met, snapshot) = await ThreadPoolApi.PollAsync(client, s => InFlight(s) > 0 || held.IsCompleted, TimeSpan.FromSeconds(10), TimeSpan.FromMilliseconds(20));
         return met && InFlight(snapshot) > 0;
 
-        static long InFlight(JsonElement snapshot) =>
-            ThreadPoolApi.Endpoint(snapshot, "/api/diagscenario/taskburst")?.GetProperty("inFlight").GetInt64() ?? 0;
+        long InFlight(JsonElement snapshot) =>
+            ThreadPoolApi.Endpoint(snapshot, route)?.GetProperty("inFlight").GetInt64() ?? 0;
     }
 
     // The last answer: the first that was not a 429, or the 429 still given when patience ran out.

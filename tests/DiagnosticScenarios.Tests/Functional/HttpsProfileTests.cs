@@ -40,17 +40,14 @@ public sealed class HttpsProfileTests : IDisposable
         });
         using var handler = new HttpClientHandler { ServerCertificateCustomValidationCallback = HttpClientHandler.DangerousAcceptAnyServerCertificateValidator };
         using var client = new HttpClient(handler) { Timeout = TimeSpan.FromSeconds(5) };
-        var answers = new List<string>();
         foreach (var url in urls)
         {
             var (answered, last) = await Poll.UntilAsync(() => PingAsync(client, url), a => a == "success:ping", Start);
             Assert.True(answered, $"{url} answered {last}\n{app.Output}");
-            answers.Add(url.Scheme);
         }
 
         Assert.Contains(new Uri("https://localhost:5001"), profileUrls);
         Assert.Contains(new Uri("http://localhost:5000"), profileUrls);
-        Assert.Equal([Uri.UriSchemeHttp, Uri.UriSchemeHttps], answers.Order(StringComparer.Ordinal));
     }
 
     public void Dispose() => _folder.Delete(recursive: true);

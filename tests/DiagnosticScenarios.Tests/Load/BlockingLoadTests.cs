@@ -165,6 +165,7 @@ public sealed class BlockingLoadTests(BlockingLoadMeasurements measurements, ITe
         Assert.True(throughputRatio is >= 0.5 and <= 1.3, $"lock served {throughputRatio:P0} of lock-async's throughput: the lock no longer bounds both. {figures}");
         // Measured: 384 and 431 (ping's median 1.3–1.6 s behind the requests queued for the pool, against 3.5–3.7 ms).
         Assert.True(pingRatio >= 10, $"ping's median under lock only {pingRatio:0.0} × under lock-async. {figures}");
+        Assert.True(good.Ping.LatencyAtLeast.P50 <= LoadExperiment.PingUnderGoodLoadMs, $"ping's median under lock-async over {LoadExperiment.PingUnderGoodLoadMs} ms. {figures}");
     }
 
     // One second into the load every pool thread that is not idle waits in the BAD action's blocking call. What they show:

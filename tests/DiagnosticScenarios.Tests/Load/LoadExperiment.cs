@@ -38,6 +38,12 @@ internal static class LoadExperiment
     /// </summary>
     public static readonly TimeSpan SnapshotAfter = Duration / 2;
 
+    /// <summary>
+    /// The most a ping's median may take under a GOOD scenario's load: about ten times the 2.4–5.3 ms measured under
+    /// taskasyncwait and lock-async, and a tenth of the mock query's delay, so a ping that waited for anything would show.
+    /// </summary>
+    public const double PingUnderGoodLoadMs = 50;
+
     /// <summary>A pool minimum above the connection count: a thread for every blocked request from the start.</summary>
     public const int RescueMinThreads = 200;
 

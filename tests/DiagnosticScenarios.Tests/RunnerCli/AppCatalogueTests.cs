@@ -69,7 +69,7 @@ public sealed class AppCatalogueTests(InProcessApp app, ITestOutputHelper output
         Assert.All(pairs, p => Assert.True(colors[p.Good] == colors[p.Bad] && dashed[p.Good] && !dashed[p.Bad], $"{blocking[p.Bad].Name} {colors[p.Bad]}, {blocking[p.Good].Name} {colors[p.Good]} dashed {dashed[p.Good]}"));
         Assert.Equal(pairs.Count, pairs.Select(p => colors[p.Bad]).Distinct().Count());
         var mockGood = mock.Select((s, at) => (s, at)).Single(g => g.s.Verdict == Verdict.Good).at;
-        Assert.True(!mockDashed[mockGood] && mock.Select((s, at) => at).Where(at => at != mockGood).All(at => mockColors[at] != mockColors[mockGood]), string.Join(", ", mockColors));
+        Assert.True(mockColors[mockGood] == "#2ca02c" && !mockDashed[mockGood] && mock.Select((s, at) => at).Where(at => at != mockGood).All(at => mockColors[at] != mockColors[mockGood]), string.Join(", ", mockColors));
     }
 
     private async Task<AppCatalogue> ReadAsync()

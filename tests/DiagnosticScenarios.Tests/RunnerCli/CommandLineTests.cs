@@ -38,7 +38,6 @@ public sealed class CommandLineTests
 
     [Theory]
     [InlineData("--family", "nosuch")]
-    [InlineData("--family", "tutorial")]
     [InlineData("--scenarios", "taskwait,nosuch")]
     [InlineData("--family", "sql", "--scenarios", "taskwait")]
     public async Task Compare_AnswersUsageAndExitCode2_ForAFamilyOrScenarioTheAppDoesNotServe(params string[] selection)

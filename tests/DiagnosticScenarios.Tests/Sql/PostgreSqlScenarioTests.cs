@@ -1,6 +1,7 @@
 using System.Diagnostics;
 using System.Globalization;
 using System.Net;
+using System.Net.Sockets;
 using System.Text.Json;
 using DiagnosticScenarios.Common;
 using DiagnosticScenarios.Sql;
@@ -70,7 +71,9 @@ public sealed class PostgreSqlScenarioTests(PostgreSqlApp app, ITestOutputHelper
                 Assert.InRange(started.Elapsed, TimeSpan.Zero, TimeSpan.FromSeconds(SqlScenarioDatabase.ConnectTimeoutSeconds + 5));
                 using var problem = JsonDocument.Parse(await down.Content.ReadAsStringAsync().DefaultTimeout());
                 Assert.Equal("PostgreSql", problem.RootElement.GetProperty("provider").GetString());
-                Assert.False(string.IsNullOrWhiteSpace(problem.RootElement.GetProperty("detail").GetString()));
+                // The cause: the server's own message for the pooled connection its stop cut, then the refusal, from the
+                // innermost exception (the driver's own message names only the address).
+                Assert.Matches("57P01: terminating connection|Connection refused", problem.RootElement.GetProperty("detail").GetString());
             }
 
             using var ping = await client.GetAsync(new Uri("/api/diagscenario/ping", UriKind.Relative)).DefaultTimeout();
@@ -103,7 +106,7 @@ public sealed class PostgreSqlScenarioTests(PostgreSqlApp app, ITestOutputHelper
     }
 
     [PostgreSqlFact]
-    public async Task SqlScenario_Answers503WithinTheConnectTimeout_WhenNothingListensOnThePort()
+    public async Task SqlScenario_Answers503NamingTheRefusal_WhenNothingListensOnThePort()
     {
         var unreachable = new NpgsqlConnectionStringBuilder(PostgreSqlEnvironment.RequireConnectionString()) { Port = FreeLoopbackPort.Pick() };
         await using var misconfigured = _app.With(("ConnectionStrings:PostgreSql", unreachable.ConnectionString));
@@ -113,8 +116,34 @@ public sealed class PostgreSqlScenarioTests(PostgreSqlApp app, ITestOutputHelper
         using var response = await client.GetAsync(new Uri("/api/sqlscenario/sync?delayMs=0", UriKind.Relative)).DefaultTimeout();
 
         Assert.Equal(HttpStatusCode.ServiceUnavailable, response.StatusCode);
-        Assert.InRange(started.Elapsed, TimeSpan.Zero, TimeSpan.FromSeconds(SqlScenarioDatabase.ConnectTimeoutSeconds + 5));
-        Assert.Contains("PostgreSql", await response.Content.ReadAsStringAsync().DefaultTimeout(), StringComparison.Ordinal);
+        // A refused connection is known at once; the connect timeout is for a server that does not answer (below).
+        Assert.InRange(started.Elapsed, TimeSpan.Zero, TimeSpan.FromSeconds(SqlScenarioDatabase.ConnectTimeoutSeconds));
+        using var problem = JsonDocument.Parse(await response.Content.ReadAsStringAsync().DefaultTimeout());
+        Assert.Equal("PostgreSql", problem.RootElement.GetProperty("provider").GetString());
+        Assert.Contains("Connection refused", problem.RootElement.GetProperty("detail").GetString(), StringComparison.Ordinal);
+    }
+
+    [PostgreSqlFact]
+    public async Task SqlScenario_Answers503AtTheConnectTimeout_WhenTheServerAcceptsAndNeverAnswers()
+    {
+        // A listener that takes the connection and never says a word: a database host that hangs, not one that is down.
+        using var silent = new TcpListener(IPAddress.Loopback, 0);
+        silent.Start();
+        var port = ((IPEndPoint)silent.LocalEndpoint).Port;
+        var unanswered = new NpgsqlConnectionStringBuilder(PostgreSqlEnvironment.RequireConnectionString()) { Port = port };
+        await using var hanging = _app.With(("ConnectionStrings:PostgreSql", unanswered.ConnectionString));
+        using var client = hanging.CreateClient();
+        var started = Stopwatch.StartNew();
+
+        using var response = await client.GetAsync(new Uri("/api/sqlscenario/async?delayMs=0", UriKind.Relative)).DefaultTimeout();
+
+        Assert.Equal(HttpStatusCode.ServiceUnavailable, response.StatusCode);
+        // The connection string's 5 s, no less (the driver gave up on its own clock) and not much more (no retry after it).
+        Assert.InRange(started.Elapsed, TimeSpan.FromSeconds(4.5), TimeSpan.FromSeconds(10));
+        using var problem = JsonDocument.Parse(await response.Content.ReadAsStringAsync().DefaultTimeout());
+        Assert.Equal("PostgreSql", problem.RootElement.GetProperty("provider").GetString());
+        // Npgsql words it "Timeout during connection attempt" or "The operation has timed out", from run to run.
+        Assert.Matches("Timeout during connection attempt|The operation has timed out", problem.RootElement.GetProperty("detail").GetString());
     }
 
     [PostgreSqlFact]

@@ -2,16 +2,17 @@ using System.Net.Http.Json;
 using System.Text.Json;
 using System.Text.Json.Nodes;
 using DiagnosticScenarios.Common;
+using DiagnosticScenarios.LoadRunner.Server;
 using DiagnosticScenarios.Tests.Load;
 
 namespace DiagnosticScenarios.Tests.ThreadPoolHealth;
 
 /// <summary>
-/// The two ways to raise the pool's minimum before the app starts, beside the live SetMinThreads control
-/// (MinThreadsControlTests): the runtimeconfig.json setting, and the MSBuild property the SDK writes into it. Each on a
-/// server of its own, which reports the minimum it runs with at GET /api/threadpool.
+/// The ways to raise the pool's minimum before the app starts, beside the live SetMinThreads control
+/// (MinThreadsControlTests): the runtimeconfig.json setting, the MSBuild property the SDK writes into it, and the load
+/// runner's environment variable. Each on a server of its own, which reports the minimum it runs with at GET /api/threadpool.
 /// </summary>
-[StartsNext("the SDK's targets run as a process, and two servers of its own: 5–8 s")]
+[StartsNext("the SDK's targets run as a process, and three servers of its own: 6–9 s")]
 [Trait(TestCategory.Name, TestCategory.Load)]
 public sealed class MinThreadsSettingsTests : IDisposable
 {
@@ -55,6 +56,26 @@ public sealed class MinThreadsSettingsTests : IDisposable
 
         Assert.Equal(Minimum, written?.GetValue<int>());
         Assert.Equal(Minimum, reported);
+    }
+
+    /// <summary>
+    /// The third way, the one <c>compare --min-threads</c> and the load tests' rescue use: the variable its reports name
+    /// (<see cref="ServerOptions.MinWorkerThreadsVia"/>) is the one the server process was given, and the app runs with the
+    /// minimum it asked for.
+    /// </summary>
+    [Fact]
+    public async Task RunnersMinimum_ReachesTheServerThroughTheVariableItsReportsName_AndRaisesTheMinimumTheAppRunsWith()
+    {
+        const string Variable = "DOTNET_ThreadPool_ForceMinWorkerThreads";
+        await using var server = await OutOfProcessApp.StartAsync(o => o with { MinWorkerThreads = Minimum });
+        using var client = new HttpClient { BaseAddress = server.BaseAddress };
+
+        var environment = (await File.ReadAllTextAsync($"/proc/{server.ProcessId}/environ").DefaultTimeout()).Split('\0');
+        var snapshot = await client.GetFromJsonAsync<JsonElement>(new Uri("api/threadpool", UriKind.Relative)).DefaultTimeout();
+
+        Assert.Contains($"{Variable}=40", environment); // 64, which the runtime reads as hexadecimal
+        Assert.Contains(Variable, ServerOptions.MinWorkerThreadsVia, StringComparison.Ordinal);
+        Assert.Equal(Minimum, snapshot.GetProperty("minWorkerThreads").GetInt32());
     }
 
     public void Dispose() => _folder.Delete(recursive: true);
