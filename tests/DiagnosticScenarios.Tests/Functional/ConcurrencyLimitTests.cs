@@ -9,7 +9,7 @@ using Xunit.Abstractions;
 namespace DiagnosticScenarios.Tests.Functional;
 
 /// <summary>The destructive scenarios are bounded at once, not only per request: beyond the limit, 429 ProblemDetails with Retry-After.</summary>
-[StartsNext("held requests: a blocking burst, a spin and a memory spike, 6–8 s")]
+[StartsNext("held requests: a blocking burst, a spin and a memory spike, 5–8 s")]
 public sealed class ConcurrencyLimitTests(InProcessApp app, ITestOutputHelper output) : IClassFixture<InProcessApp>
 {
     private const string HeldBurst = "/api/diagscenario/taskburst?count=1&mode=blocking&delayMs=3000";

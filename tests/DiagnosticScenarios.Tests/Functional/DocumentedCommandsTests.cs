@@ -35,19 +35,23 @@ public sealed partial class DocumentedCommandsTests
 
     [Theory]
     [MemberData(nameof(Commands))]
-    public void DocumentedCommand_IsRunByCiWordForWord(string document, string command)
+    public void DocumentedCommand_IsRunByCiWordForWord_OrListedAsNotRunHere(string document, string command)
     {
-        if (NotRunHere.ContainsKey(command))
-        {
-            return;
-        }
-
         var walkthrough = Normalize(File.ReadAllText(Path.Combine(RepositoryPaths.Root, "scripts", "walkthrough.sh")));
         var ci = Normalize(File.ReadAllText(Path.Combine(RepositoryPaths.Root, ".ci", "run")));
         // Whole words: `dotnet run --project src/DiagnosticScenarios` is not run by a run of src/DiagnosticScenarios.LoadRunner.
         var asWritten = new Regex($@"(^|\s){Regex.Escape(command)}(\s|$)", RegexOptions.Multiline);
-        Assert.True(asWritten.IsMatch(walkthrough) || asWritten.IsMatch(ci),
-            $"{document} gives `{command}`, which neither scripts/walkthrough.sh nor .ci/run runs as written.");
+        var run = asWritten.IsMatch(walkthrough) || asWritten.IsMatch(ci);
+
+        if (NotRunHere.ContainsKey(command))
+        {
+            // An exemption that no longer holds is dropped, not kept out of habit.
+            Assert.False(run, $"{document} gives `{command}`, listed as not run here, and CI runs it now: take it off the list.");
+        }
+        else
+        {
+            Assert.True(run, $"{document} gives `{command}`, which neither scripts/walkthrough.sh nor .ci/run runs as written.");
+        }
     }
 
     [Fact]

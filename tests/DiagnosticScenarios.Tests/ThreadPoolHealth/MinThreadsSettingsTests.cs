@@ -12,7 +12,7 @@ namespace DiagnosticScenarios.Tests.ThreadPoolHealth;
 /// (MinThreadsControlTests): the runtimeconfig.json setting, the MSBuild property the SDK writes into it, and the load
 /// runner's environment variable. Each on a server of its own, which reports the minimum it runs with at GET /api/threadpool.
 /// </summary>
-[StartsNext("the SDK's targets run as a process, and three servers of its own: 6–9 s")]
+[StartsNext("the SDK's targets run as a process, and three servers of its own: 3–8 s")]
 [Trait(TestCategory.Name, TestCategory.Load)]
 public sealed class MinThreadsSettingsTests : IDisposable
 {

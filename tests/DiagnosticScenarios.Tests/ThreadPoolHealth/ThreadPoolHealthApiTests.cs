@@ -15,7 +15,7 @@ using Xunit.Abstractions;
 
 namespace DiagnosticScenarios.Tests.ThreadPoolHealth;
 
-[StartsEarly("a server of its own, the sampler's seconds and a connection left idle for 8.5 s: 12–14 s")]
+[StartsEarly("a server of its own, the sampler's seconds and a connection left idle for 8.5 s: 11–14 s")]
 public sealed class ThreadPoolHealthApiTests(InProcessApp app, ITestOutputHelper output) : IClassFixture<InProcessApp>
 {
     private readonly InProcessApp _app = app.LogTo(output);
