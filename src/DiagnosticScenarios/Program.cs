@@ -26,6 +26,9 @@ builder.Services.AddInfrastructure();
 // The mock database, Microsoft's diagnostics scenarios (deadlock, memleak, ...) and their concurrency limits.
 builder.Services.AddScenarios(builder.Configuration);
 
+// The catalogue of every scenario, as this app's options configure it (GET /api/scenarios, here and on the live page).
+builder.Services.AddScenarioCatalogue(builder.Configuration);
+
 // The SQL WAITFOR DELAY family over the configured database (Database:Provider, Embedded by default).
 builder.Services.AddSqlScenarios(builder.Configuration);
 

@@ -43,9 +43,6 @@ public static class BlockingDefaults
     /// <summary>How long the difactory pair's settings store takes to answer.</summary>
     public const int DiFactoryDelayMs = 200;
 
-    /// <summary>The intermittent route's query delay: its twin's, taskasyncwait's.</summary>
-    public const int IntermittentDelayMs = Scenarios.ScenarioOptions.DefaultMockDelayMs;
-
     /// <summary>
     /// One request in this many blocks: at 125 connections on the 500 ms query, one blocked thread about a quarter of the
     /// time, which a single stack snapshot mostly misses and a wait trace of a few seconds always records.

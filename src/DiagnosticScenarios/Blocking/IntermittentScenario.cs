@@ -2,6 +2,7 @@ using System.ComponentModel.DataAnnotations;
 using DiagnosticScenarios.Common;
 using DiagnosticScenarios.Scenarios;
 using Microsoft.AspNetCore.Mvc;
+using Microsoft.Extensions.Options;
 
 namespace DiagnosticScenarios.Blocking;
 
@@ -12,7 +13,7 @@ namespace DiagnosticScenarios.Blocking;
 [ApiController]
 [Route("api/blocking")]
 [Produces("text/plain")]
-public sealed class IntermittentScenarioController(MockDatabase database) : ControllerBase
+public sealed class IntermittentScenarioController(MockDatabase database, IOptions<ScenarioOptions> options) : ControllerBase
 {
     private const int MaxEvery = 1_000_000;
 
@@ -32,7 +33,8 @@ public sealed class IntermittentScenarioController(MockDatabase database) : Cont
         [FromQuery, Range(1, MaxEvery)] int? every,
         CancellationToken cancellationToken)
     {
-        var delay = TimeSpan.FromMilliseconds(delayMs ?? BlockingDefaults.IntermittentDelayMs);
+        // The mock query's delay (Scenarios:MockDelayMs), as for its twin taskasyncwait.
+        var delay = TimeSpan.FromMilliseconds(delayMs ?? options.Value.MockDelayMs);
         if (Interlocked.Increment(ref _requests) % (every ?? BlockingDefaults.IntermittentEvery) == 0)
         {
 #pragma warning disable VSTHRD103 // deliberate: this branch demonstrates sync-over-async that only some requests take

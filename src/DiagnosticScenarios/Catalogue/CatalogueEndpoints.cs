@@ -1,4 +1,7 @@
 using DiagnosticScenarios.Detection;
+using DiagnosticScenarios.Scenarios;
+using Microsoft.Extensions.DependencyInjection.Extensions;
+using Microsoft.Extensions.Options;
 
 namespace DiagnosticScenarios.Catalogue;
 
@@ -7,7 +10,7 @@ public static class CatalogueEndpoints
     /// <summary><c>GET /api/scenarios</c>: the catalogue, read-only, for the page and the load runner.</summary>
     public static IEndpointRouteBuilder MapScenarioCatalogue(this IEndpointRouteBuilder endpoints)
     {
-        endpoints.MapGet("/api/scenarios", () => TypedResults.Ok(CatalogueAnswer.Current))
+        endpoints.MapGet("/api/scenarios", (CatalogueAnswer catalogue) => TypedResults.Ok(catalogue))
             .WithTags("Catalogue")
             .WithMetadata(ExcludeFromAttribution.Instance)
             .WithSummary("Every scenario: route, family, verdict (BAD, GOOD or baseline), the code shape and why; and each family's default delay.");
@@ -15,8 +18,24 @@ public static class CatalogueEndpoints
     }
 }
 
-/// <summary>The answer of <c>GET /api/scenarios</c>.</summary>
+/// <summary>The answer of <c>GET /api/scenarios</c>, on the app and on the live page's server alike.</summary>
 public sealed record CatalogueAnswer(IReadOnlyList<ScenarioFamily> Families, IReadOnlyList<Scenario> Scenarios)
 {
-    public static CatalogueAnswer Current { get; } = new(ScenarioCatalogue.Families, ScenarioCatalogue.Scenarios);
+    /// <summary>The catalogue with the delays this app's options give (<see cref="ScenarioCatalogue.WithMockDelay"/>).</summary>
+    public static CatalogueAnswer For(ScenarioOptions options)
+    {
+        var (families, scenarios) = ScenarioCatalogue.WithMockDelay(options.MockDelayMs);
+        return new CatalogueAnswer(families, scenarios);
+    }
+}
+
+public static class CatalogueRegistration
+{
+    /// <summary>The catalogue as this app serves it, with the scenarios' options it is configured with.</summary>
+    public static IServiceCollection AddScenarioCatalogue(this IServiceCollection services, IConfiguration configuration)
+    {
+        services.AddScenarios(configuration);
+        services.TryAddSingleton(provider => CatalogueAnswer.For(provider.GetRequiredService<IOptions<ScenarioOptions>>().Value));
+        return services;
+    }
 }

@@ -148,18 +148,18 @@ public static class ScenarioCatalogue
             Delay(BlockingDefaults.DiFactoryDelayMs),
             new RuntimeView(PoolCompensates: true, RaisesWaitHandleWait: true, SnapshotNamesIt: true),
             flaggedBy: [AnalyzerRules.Vsthrd002, AnalyzerRules.Ma0045]),
-        new Scenario("intermittent", Blocking.RoutePrefix + "intermittent", Blocking.Name, ScenarioVerdict.Bad,
-            Action(nameof(IntermittentScenarioController), nameof(IntermittentScenarioController.Intermittent)),
-            "one request in every (?every=N) reads .Result on the query, the others await it",
-            "blocking that comes and goes: a single stack snapshot may find no thread parked, a wait trace over a few seconds names it",
-            Twin: Mock.RoutePrefix + "taskasyncwait",
-            Defaults: new Dictionary<string, int> { ["delayMs"] = BlockingDefaults.IntermittentDelayMs, ["every"] = BlockingDefaults.IntermittentEvery })
-            with
-            {
-                Runtime = new RuntimeView(PoolCompensates: null, RaisesWaitHandleWait: true, SnapshotNamesIt: null),
-                FlaggedBy = [AnalyzerRules.Vsthrd103, AnalyzerRules.Ca1849, AnalyzerRules.Ma0042, AnalyzerRules.AsyncFixer02],
-            },
+        Intermittent(ScenarioOptions.DefaultMockDelayMs),
     ];
+
+    /// <summary>
+    /// The catalogue as a server serves it, its mock query taking <paramref name="mockDelayMs"/>
+    /// (<c>Scenarios:MockDelayMs</c>): the mock family's default delay, and intermittent's, which is its twin's.
+    /// </summary>
+    public static (IReadOnlyList<ScenarioFamily> Families, IReadOnlyList<Scenario> Scenarios) WithMockDelay(int mockDelayMs) =>
+    (
+        [.. Families.Select(f => f == Mock ? f with { DefaultDelayMs = mockDelayMs } : f)],
+        [.. Scenarios.Select(s => s.Name == "intermittent" && s.Family == Blocking.Name ? Intermittent(mockDelayMs) : s)]
+    );
 
     /// <summary>What the live page may point the load runner at: the query families' scenarios, never an arbitrary URL.</summary>
     public static IReadOnlyList<Scenario> Loadable { get; } =
@@ -180,6 +180,20 @@ public static class ScenarioCatalogue
         new(route.Split('/')[0], Tutorial.RoutePrefix + route, Tutorial.Name, verdict, Action(nameof(DiagnosticsTutorialsController), action), pattern, why);
 
     private static string Action(string controller, string action) => $"{controller}.{action}";
+
+    // Its query is the mock family's, its GOOD twin taskasyncwait: the two wait as long as each other.
+    private static Scenario Intermittent(int mockDelayMs) =>
+        new Scenario("intermittent", Blocking.RoutePrefix + "intermittent", Blocking.Name, ScenarioVerdict.Bad,
+            Action(nameof(IntermittentScenarioController), nameof(IntermittentScenarioController.Intermittent)),
+            "one request in every (?every=N) reads .Result on the query, the others await it",
+            "blocking that comes and goes: a single stack snapshot may find no thread parked, a wait trace over a few seconds names it",
+            Twin: Mock.RoutePrefix + "taskasyncwait",
+            Defaults: new Dictionary<string, int> { ["delayMs"] = mockDelayMs, ["every"] = BlockingDefaults.IntermittentEvery })
+        with
+        {
+            Runtime = new RuntimeView(PoolCompensates: null, RaisesWaitHandleWait: true, SnapshotNamesIt: null),
+            FlaggedBy = [AnalyzerRules.Vsthrd103, AnalyzerRules.Ca1849, AnalyzerRules.Ma0042, AnalyzerRules.AsyncFixer02],
+        };
 
     private static Dictionary<string, int> Delay(int delayMs) => new() { ["delayMs"] = delayMs };
 

@@ -1,3 +1,4 @@
+using DiagnosticScenarios.Catalogue;
 using DiagnosticScenarios.Controls;
 using DiagnosticScenarios.Detection;
 using DiagnosticScenarios.Infrastructure;
@@ -21,8 +22,9 @@ public static class LivePageEndpoints
             return services;
         }
 
-        // The controls bring the app's origins (AddControlGate); the page's server checks Host as the app does.
-        services.AddDetection(configuration).AddControls(configuration).AddStackCapture(configuration);
+        // The controls bring the app's origins (AddControlGate); the page's server checks Host as the app does, and serves
+        // the catalogue as the app does.
+        services.AddDetection(configuration).AddControls(configuration).AddStackCapture(configuration).AddScenarioCatalogue(configuration);
         services.TryAddSingleton<AllowedHosts>();
 
         services.AddOptions<LivePageOptions>().Bind(configuration.GetSection(LivePageOptions.SectionName)).ValidateDataAnnotations().ValidateOnStart();

@@ -30,6 +30,7 @@ public sealed partial class LivePageServer(
     IServer kestrel,
     HealthSampler detector,
     LivePageData data,
+    CatalogueAnswer catalogue,
     AppOrigins origins,
     AllowedHosts allowedHosts,
     IOptionsMonitor<ControlGateOptions> gate,
@@ -120,7 +121,7 @@ public sealed partial class LivePageServer(
                 Stacks(exchange, data.LatestCapture);
                 break;
             case "/api/scenarios":
-                Json(exchange, 200, CatalogueAnswer.Current);
+                Json(exchange, 200, catalogue);
                 break;
             case "/metrics":
                 Metrics(exchange);

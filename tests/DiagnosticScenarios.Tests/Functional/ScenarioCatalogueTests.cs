@@ -1,3 +1,5 @@
+using System.Diagnostics;
+using System.Globalization;
 using System.Net;
 using System.Text.Json;
 using System.Text.RegularExpressions;
@@ -5,6 +7,7 @@ using DiagnosticScenarios.Catalogue;
 using DiagnosticScenarios.Tests.Load;
 using Microsoft.AspNetCore.Mvc;
 using Microsoft.AspNetCore.Mvc.Controllers;
+using Microsoft.AspNetCore.Mvc.Testing;
 using Microsoft.AspNetCore.Routing;
 using Microsoft.Extensions.DependencyInjection;
 using Xunit.Abstractions;
@@ -128,6 +131,38 @@ public sealed class ScenarioCatalogueTests(InProcessApp app, ITestOutputHelper o
         var mock = json.RootElement.GetProperty("families").EnumerateArray().Single(f => f.GetProperty("name").GetString() == "mock");
         Assert.Equal(500, mock.GetProperty("defaultDelayMs").GetInt32());
         Assert.True(mock.GetProperty("loadable").GetBoolean());
+    }
+
+    /// <summary>
+    /// <c>Scenarios:MockDelayMs</c> set, the catalogue says so, on the app and on the live page's server, for the mock
+    /// family and for intermittent, whose query is its twin's: <c>compare</c> sends the family's default delay, and had
+    /// measured 500 ms under any setting. 1200 ms, longer than the default, so noise cannot make the default look right.
+    /// </summary>
+    [Fact]
+    public async Task ScenariosApi_ServesTheConfiguredMockDelay_ForTheMockFamilyAndIntermittent_OnTheAppAndTheLivePagesServer()
+    {
+        const int Configured = 1200;
+        await using var configured = _app.With(("Scenarios:MockDelayMs", Configured.ToString(CultureInfo.InvariantCulture)));
+        using var app = configured.CreateClient(new WebApplicationFactoryClientOptions { AllowAutoRedirect = false });
+        using var root = await app.GetAsync(new Uri("/", UriKind.Relative)).DefaultTimeout();
+        using var page = new HttpClient { BaseAddress = root.Headers.Location };
+
+        var served = new List<string>();
+        foreach (var (where, client) in new[] { ("app", app), ("live page", page) })
+        {
+            using var json = JsonDocument.Parse(await client.GetStringAsync(new Uri("/api/scenarios", UriKind.Relative)).DefaultTimeout());
+            var mock = json.RootElement.GetProperty("families").EnumerateArray().Single(f => f.GetProperty("name").GetString() == "mock");
+            var intermittent = json.RootElement.GetProperty("scenarios").EnumerateArray().Single(s => s.GetProperty("name").GetString() == "intermittent");
+            served.Add($"{where}: mock {mock.GetProperty("defaultDelayMs").GetInt32()}, intermittent {intermittent.GetProperty("defaults").GetProperty("delayMs").GetInt32()}");
+        }
+
+        var watch = Stopwatch.StartNew();
+        using var answer = await app.GetAsync(new Uri("/api/blocking/intermittent?every=1000000", UriKind.Relative)).DefaultTimeout();
+        watch.Stop();
+
+        Assert.Equal([$"app: mock {Configured}, intermittent {Configured}", $"live page: mock {Configured}, intermittent {Configured}"], served);
+        Assert.Equal(HttpStatusCode.OK, answer.StatusCode);
+        Assert.True(watch.Elapsed >= TimeSpan.FromMilliseconds(Configured) - ScenarioEndpointTests.TimerResolution, $"intermittent answered in {watch.Elapsed.TotalMilliseconds:F0} ms, before the configured {Configured} ms");
     }
 
     [Fact]
