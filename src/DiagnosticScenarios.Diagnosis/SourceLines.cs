@@ -449,7 +449,16 @@ internal sealed class SourceLines : IDisposable
     {
         if (!_files.TryGetValue(file, out var lines))
         {
-            lines = File.Exists(file) ? File.ReadAllLines(file) : null;
+            try
+            {
+                lines = File.Exists(file) ? File.ReadAllLines(file) : null;
+            }
+            catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+            {
+                // Unreadable, as if missing: the frame keeps its file and line, without the text.
+                lines = null;
+            }
+
             _files[file] = lines;
         }
 

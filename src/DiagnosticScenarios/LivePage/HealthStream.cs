@@ -17,10 +17,14 @@ internal static class HealthStream
 
     /// <summary>
     /// The last sequence a reader has: the one its <c>Last-Event-ID</c> (a browser reconnecting) or <c>?after=</c> names,
-    /// or, for a new reader, five minutes before the latest. On the app and on the live page's server.
+    /// or, for a new reader, five minutes before the latest. On the app and on the live page's server. A sequence beyond
+    /// the latest was another run's (the page stayed open while the app restarted, and its browser reconnects with the old
+    /// run's id): that reader is new to this run, or it would get nothing until this run's samples caught up.
     /// </summary>
     public static long LastSeen(string? lastEventId, string? after, long latestSequence) =>
-        ParseSequence(lastEventId) ?? ParseSequence(after) ?? Math.Max(0, latestSequence - InitialBacklog);
+        (ParseSequence(lastEventId) ?? ParseSequence(after)) is { } named && named <= latestSequence
+            ? named
+            : Math.Max(0, latestSequence - InitialBacklog);
 
     /// <summary>Tells the browser to retry a dropped stream after a second; it then sends Last-Event-ID by itself.</summary>
     public static readonly TimeSpan Reconnection = TimeSpan.FromSeconds(1);

@@ -168,6 +168,14 @@ public sealed partial class StackCaptureService : IStarvationListener, IDisposab
             LogFailed(_logger, trigger, e.Message);
             return new StackCaptureResult(trigger, requestedAt, null, e.Message);
         }
+#pragma warning disable CA1031 // the capture's own thread: anything unexpected is this capture's failure (a 503 naming it), never the app's end
+        catch (Exception e)
+#pragma warning restore CA1031
+        {
+            var reason = $"{e.GetType().Name}: {e.Message}";
+            LogFailed(_logger, trigger, reason);
+            return new StackCaptureResult(trigger, requestedAt, null, reason);
+        }
     }
 
     [LoggerMessage(EventId = 5101, Level = LogLevel.Warning, Message = "Stack capture ({Trigger}): {TopSite}. Fix: {Fix} (captured and analysed in {Milliseconds} ms)")]

@@ -205,6 +205,7 @@ public sealed class TdsResponderProtocolTests : IDisposable
     [InlineData("SELECT 1")]
     [InlineData("WAITFOR DELAY '00:61:00'")]
     [InlineData("WAITFOR DELAY '00:00:01'; DROP TABLE t")]
+    [InlineData("WAITFOR DELAY '\u0660\u0660:\u0660\u0660:\u0661'")] // Arabic-Indic digits: a regex's \d takes them, int.Parse does not
     public void ParseWaitforDelay_ReturnsNull_WhenTheTextIsAnythingElse(string text)
     {
         Assert.Null(TdsProtocol.ParseWaitforDelay(text));

@@ -58,6 +58,22 @@ public sealed class ThreadPoolHealthApiTests(InProcessApp app, ITestOutputHelper
         Assert.Equal(Enumerable.Range(2, (int)latest).Select(i => i.ToString(CultureInfo.InvariantCulture)), events.Select(e => e.EventId));
     }
 
+    // A page left open while the app restarted: its browser reconnects with the old run's id, far beyond this run's.
+    [Fact]
+    public async Task Stream_TreatsALastEventIdBeyondTheLatestAsAnotherRunsAndSendsThisRunsSamples()
+    {
+        using var client = _app.CreateClient();
+        var latest = Sequence(await ThreadPoolApi.ShowsAsync(client, s => Sequence(s) >= 2));
+        using var request = new HttpRequestMessage(HttpMethod.Get, "/api/threadpool/stream");
+        request.Headers.Add("Last-Event-ID", "1800");
+
+        using var response = await client.SendAsync(request, HttpCompletionOption.ResponseHeadersRead).DefaultTimeout();
+        var (events, _) = await ReadEventsAsync(response, last: e => long.Parse(e.EventId!, CultureInfo.InvariantCulture) >= latest);
+
+        // This run's backlog from its first sample, as for a new reader.
+        Assert.Equal("1", events[0].EventId);
+    }
+
     [Fact]
     public async Task Stream_FramesEachSampleWithItsSequenceAsTheEventId_AndAsksForRetryAfterASecond()
     {

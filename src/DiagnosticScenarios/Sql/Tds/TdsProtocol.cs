@@ -190,7 +190,8 @@ public static partial class TdsProtocol
         }
     }
 
-    [GeneratedRegex(@"^\s*WAITFOR\s+DELAY\s+'(?<h>\d{1,2}):(?<m>\d{1,2}):(?<s>\d{1,2})(?:\.(?<f>\d{1,3}))?'\s*;?\s*$", RegexOptions.IgnoreCase | RegexOptions.CultureInvariant)]
+    // [0-9], not \d: \d takes any Unicode digit ('٠٠:٠٠:٠١'), which int.Parse refuses.
+    [GeneratedRegex(@"^\s*WAITFOR\s+DELAY\s+'(?<h>[0-9]{1,2}):(?<m>[0-9]{1,2}):(?<s>[0-9]{1,2})(?:\.(?<f>[0-9]{1,3}))?'\s*;?\s*$", RegexOptions.IgnoreCase | RegexOptions.CultureInvariant)]
     private static partial Regex WaitforDelay();
 }
 

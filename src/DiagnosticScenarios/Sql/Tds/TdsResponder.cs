@@ -189,6 +189,12 @@ public sealed partial class TdsResponder(ILogger<TdsResponder> logger, SqlScenar
         {
             LogConnectionEnded(logger, e.Message);
         }
+#pragma warning disable CA1031 // a connection's own thread: anything it did not expect ends the connection, logged, never the app
+        catch (Exception e)
+#pragma warning restore CA1031
+        {
+            LogConnectionFailed(logger, e, e.GetType().Name);
+        }
         finally
         {
             _connections.TryRemove(client, out _);
@@ -221,6 +227,9 @@ public sealed partial class TdsResponder(ILogger<TdsResponder> logger, SqlScenar
 
     [LoggerMessage(EventId = 5514, Level = LogLevel.Debug, Message = "Embedded TDS connection ended: {Reason}")]
     private static partial void LogConnectionEnded(ILogger logger, string reason);
+
+    [LoggerMessage(EventId = 5517, Level = LogLevel.Error, Message = "Embedded TDS connection failed on an unexpected {ExceptionType}; the responder serves on")]
+    private static partial void LogConnectionFailed(ILogger logger, Exception exception, string exceptionType);
 }
 
 /// <summary>One answered WAITFOR, in <see cref="Stopwatch"/> time: due = batch received + delay; sent = DONE written.</summary>
