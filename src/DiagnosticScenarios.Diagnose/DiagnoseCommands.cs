@@ -61,6 +61,13 @@ public static class DiagnoseCommands
             CustomParser = ParseProcessId,
         };
         var name = new Option<string?>("--name", "-n") { Description = "The name of the process to diagnose, e.g. DiagnosticScenarios." };
+        name.Validators.Add(r =>
+        {
+            if (string.IsNullOrWhiteSpace(r.GetValueOrDefault<string?>()))
+            {
+                r.AddError("--name needs a process name, e.g. DiagnosticScenarios.");
+            }
+        });
         var format = new Option<ReportFormat>("--format")
         {
             Description = "text (the default), json for scripts, or speedscope (stacks only: a file https://www.speedscope.app opens).",
@@ -163,7 +170,7 @@ public static class DiagnoseCommands
         waits.Validators.Add(r => RequireOneTarget(r, processId, name, file));
         waits.Validators.Add(r =>
         {
-            if (r.GetValue(format) == ReportFormat.Speedscope)
+            if (AsksForSpeedscope(r, format))
             {
                 r.AddError("--format speedscope is for stacks; waits writes text or json.");
             }
@@ -193,7 +200,7 @@ public static class DiagnoseCommands
         watch.Validators.Add(r => RequireOneTarget(r, processId, name, null));
         watch.Validators.Add(r =>
         {
-            if (r.GetValue(format) == ReportFormat.Speedscope)
+            if (AsksForSpeedscope(r, format))
             {
                 r.AddError("--format speedscope is for stacks; watch writes text or json.");
             }
@@ -270,9 +277,14 @@ public static class DiagnoseCommands
         }
     }
 
+    // The validators of a command read what was given, never a value: one that did not parse has its own error already,
+    // and reading it would throw instead of answering the usage.
+    private static bool AsksForSpeedscope(CommandResult result, Option<ReportFormat> format) =>
+        result.GetResult(format)?.Tokens.Any(t => string.Equals(t.Value, nameof(ReportFormat.Speedscope), StringComparison.OrdinalIgnoreCase)) == true;
+
     private static void RequireOneTarget(CommandResult result, Option<int?> processId, Option<string?> name, Argument<FileInfo?>? file)
     {
-        var given = new[] { result.GetResult(processId) is not null, result.GetResult(name) is not null, file is not null && result.GetValue(file) is not null }
+        var given = new[] { result.GetResult(processId) is not null, result.GetResult(name) is not null, file is not null && result.GetResult(file)?.Tokens.Count > 0 }
             .Count(g => g);
         if (given != 1)
         {

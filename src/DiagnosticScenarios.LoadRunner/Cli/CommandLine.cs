@@ -100,9 +100,16 @@ public static class CommandLine
         };
         command.Validators.Add(parse =>
         {
-            if (parse.GetValue(uploadOver) is not null && parse.GetValue(bodyBytes) is null)
+            // Whether each was given, not its value: a value that did not parse has its own error already, and reading it
+            // here would throw.
+            if (parse.GetResult(uploadOver) is not null && parse.GetResult(bodyBytes) is null)
             {
                 parse.AddError("--upload-over needs --body-bytes: a slow upload needs a body.");
+            }
+
+            if (parse.GetResult(rate) is not null && parse.GetResult(thinkTime) is not null)
+            {
+                parse.AddError("--think-time is the closed loop's; the open loop (--rate) sends at fixed times.");
             }
         });
         command.SetAction(async (parse, cancellationToken) =>
@@ -400,6 +407,11 @@ public static class CommandLine
         foreach (var token in result.Tokens.Where(t => t.Value.IndexOf('=', StringComparison.Ordinal) <= 0))
         {
             result.AddError($"--env takes KEY=VALUE, not '{token.Value}'.");
+        }
+
+        foreach (var twice in result.Tokens.Select(t => t.Value.Split('=', 2)[0]).GroupBy(key => key, StringComparer.Ordinal).Where(g => g.Count() > 1))
+        {
+            result.AddError($"--env sets {twice.Key} more than once.");
         }
 
         return [.. result.Tokens.Select(t => t.Value)];

@@ -14,8 +14,17 @@ public sealed record AppCatalogue(IReadOnlyList<AppCatalogue.FamilyEntry> Famili
     public static async Task<AppCatalogue> ReadAsync(Uri baseAddress, TimeSpan timeout, CancellationToken cancellationToken = default)
     {
         using var client = new HttpClient { BaseAddress = baseAddress, Timeout = timeout };
-        return await client.GetFromJsonAsync<AppCatalogue>(Route, CompareJson.Options, cancellationToken)
-            ?? throw new InvalidOperationException($"{new Uri(baseAddress, Route)} answered no catalogue.");
+        try
+        {
+            return await client.GetFromJsonAsync<AppCatalogue>(Route, CompareJson.Options, cancellationToken)
+                ?? throw new MeasurementException($"{new Uri(baseAddress, Route)} answered no catalogue.");
+        }
+        catch (Exception e) when (!cancellationToken.IsCancellationRequested && e is HttpRequestException or TaskCanceledException or System.Text.Json.JsonException or NotSupportedException)
+        {
+            // The server answered its readiness check and then not this (a --timeout shorter than its first answer, or an
+            // app whose catalogue is not this one's): the run ends with one line naming it.
+            throw new MeasurementException($"Could not read the app's catalogue at {new Uri(baseAddress, Route)} within the --timeout of {timeout.TotalMilliseconds:0.###} ms: {e.Message}", e);
+        }
     }
 
     /// <summary>

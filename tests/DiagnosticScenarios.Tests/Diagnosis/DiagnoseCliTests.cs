@@ -203,7 +203,11 @@ public sealed class DiagnoseCliTests
     [InlineData("--process-id must be a process id, a whole number such as 1234 (ps or dotnet-trace ps lists them), not '-5'.", "waits", "-p=-5")]
     [InlineData("--format must be text, json or speedscope, not 'xml'.", "stacks", "-p", "1", "--format", "xml")]
     [InlineData("--format must be text, json or speedscope, not '1'.", "stacks", "-p", "1", "--format", "1")]
+    [InlineData("--format must be text, json or speedscope, not 'xml'.", "waits", "-p", "1", "--format", "xml")]
+    [InlineData("--format must be text, json or speedscope, not 'xml'.", "watch", "-p", "1", "--format", "xml")]
     [InlineData("--app needs a namespace or an assembly name, e.g. --app Contoso.Orders.", "stacks", "-p", "1", "--app", "")]
+    [InlineData("--name needs a process name, e.g. DiagnosticScenarios.", "stacks", "-n", "")]
+    [InlineData("--name needs a process name, e.g. DiagnosticScenarios.", "waits", "-n", " ")]
     public async Task AValueOfTheWrongKind_IsNamedInTheOptionsWords_AndExitsWith2(string message, params string[] arguments)
     {
         var run = await DiagnoseCli.RunAsync(arguments);

@@ -54,6 +54,21 @@ public sealed class CompareFailureTests
         }
     }
 
+    // A --timeout shorter than any answer (a microsecond: the runner's client gives up at once): the server is ready, and
+    // its catalogue, the first thing the runner reads, cannot come in time. One line, no stack trace.
+    [Fact]
+    public async Task Compare_WhoseTimeoutNoAnswerCanMeet_SaysItCouldNotReadTheCatalogue_AndExitsWithCode1()
+    {
+        string[] args = ["compare", "--family", "mock", "--scenarios", "taskasyncwait", "--app", LoadExperiment.AppPath, "-d", "1s",
+            "--timeout", "0.001ms", "--out", Path.Combine(Path.GetTempPath(), $"compare-never-written-{Guid.NewGuid():N}")];
+
+        var (exitCode, _, error) = await CommandLineTests.RunAsync(args);
+
+        Assert.True(exitCode == 1, $"exit {exitCode}\n{error}");
+        Assert.Contains(error.Split('\n'), line => line.StartsWith("Could not read the app's catalogue at http://127.0.0.1:", StringComparison.Ordinal));
+        Assert.DoesNotContain("   at ", error, StringComparison.Ordinal);
+    }
+
     // A server started without its diagnostic port: --diagnose can open no session on it, and says why in a line of its own.
     [Fact]
     public async Task CompareDiagnose_SaysTheServerHasNoDiagnosticPort_AndExitsWithCode1()
