@@ -53,9 +53,9 @@ internal static class LoadEndpoints
                 : TypedResults.Problem(statusCode: StatusCodes.Status409Conflict, title: "A load run is already in progress.",
                     detail: $"The run on {run.Scenario} (process {run.ProcessId}) started at {run.StartedAt:O}; stop it with DELETE /api/threadpool/load or wait for it.");
         }
-        catch (FileNotFoundException missing)
+        catch (LoadRunnerUnavailableException unavailable)
         {
-            return TypedResults.Problem(statusCode: StatusCodes.Status503ServiceUnavailable, title: "The load runner is not available.", detail: missing.Message);
+            return TypedResults.Problem(statusCode: StatusCodes.Status503ServiceUnavailable, title: "The load runner is not available.", detail: unavailable.Message);
         }
     }
 }

@@ -81,7 +81,7 @@ public sealed partial class LoadRunLauncher(IConfiguration configuration, ILogge
     public LoadStatus Status() => new(Current, RunnerPath, Scenarios, Limits);
 
     /// <summary>Starts a run; when one is already running, returns that run and <c>Started: false</c>.</summary>
-    /// <exception cref="FileNotFoundException">The runner is not where <see cref="RunnerPath"/> says.</exception>
+    /// <exception cref="LoadRunnerUnavailableException">The runner is not where <see cref="RunnerPath"/> says, or cannot be run.</exception>
     public (LoadRun Run, bool Started) Start(string scenario, Uri target, int connections, int durationSeconds)
     {
         ArgumentNullException.ThrowIfNull(target);
@@ -95,7 +95,7 @@ public sealed partial class LoadRunLauncher(IConfiguration configuration, ILogge
             var runner = RunnerPath;
             if (!File.Exists(runner))
             {
-                throw new FileNotFoundException($"The load runner is not at '{runner}'. Build the solution (or src/DiagnosticScenarios.LoadRunner) with the same configuration as the app, publish the app (its {LoadRunnerLocation.PublishedFolder}/ folder holds the runner), or set {LoadRunnerLocation.ConfigurationKey}.", runner);
+                throw new LoadRunnerUnavailableException($"The load runner is not at '{runner}'. Build the solution (or src/DiagnosticScenarios.LoadRunner) with the same configuration as the app, publish the app (its {LoadRunnerLocation.PublishedFolder}/ folder holds the runner), or set {LoadRunnerLocation.ConfigurationKey}.");
             }
 
             var isDll = runner.EndsWith(".dll", StringComparison.OrdinalIgnoreCase);
@@ -106,13 +106,23 @@ public sealed partial class LoadRunLauncher(IConfiguration configuration, ILogge
                 "--timeout", $"{RequestTimeout.TotalSeconds}s", .. BodyArguments(scenario), "--json",
             ];
             LoadRun? run = null;
-            var process = ChildProcess.Start(new ChildProcessStart(isDll ? DotnetHost.Command : runner, arguments)
+            ChildProcess process;
+            try
             {
-                TimeLimit = TimeSpan.FromSeconds(durationSeconds) + Overstay,
-                MaxCapturedChars = MaxOutputChars,
-                // Start holds the lock until the run is recorded, so Finished, which takes it first, always sees the run.
-                OnExit = result => Finished(() => run!, result),
-            });
+                process = ChildProcess.Start(new ChildProcessStart(isDll ? DotnetHost.Command : runner, arguments)
+                {
+                    TimeLimit = TimeSpan.FromSeconds(durationSeconds) + Overstay,
+                    MaxCapturedChars = MaxOutputChars,
+                    // Start holds the lock until the run is recorded, so Finished, which takes it first, always sees the run.
+                    OnExit = result => Finished(() => run!, result),
+                });
+            }
+            catch (System.ComponentModel.Win32Exception e)
+            {
+                // Not executable (no execute bit, a file of another kind), or dotnet not found for a .dll.
+                throw new LoadRunnerUnavailableException($"The load runner at '{runner}' could not start: {e.Message}. Point {LoadRunnerLocation.ConfigurationKey} at the runner's executable or its .dll.", e);
+            }
+
             _process = process;
             _stopRequested = false;
             run = new LoadRun(scenario, target.ToString(), connections, durationSeconds, DateTimeOffset.UtcNow, process.Id, Running: true, EndedAt: null, ExitCode: null, Result: null, Error: null);
@@ -230,3 +240,6 @@ public sealed record LoadRun(
     int? ExitCode,
     JsonElement? Result,
     string? Error);
+
+/// <summary>The load runner is not where the app looks for it, or cannot be started there: the Start load answers 503.</summary>
+public sealed class LoadRunnerUnavailableException(string message, Exception? innerException = null) : Exception(message, innerException);
