@@ -19,6 +19,7 @@ public static class BlockingRegistration
             .ConfigurePrimaryHttpMessageHandler(() => new SocketsHttpHandler { PooledConnectionIdleTimeout = TimeSpan.FromSeconds(5) })
             // A log line per call, hundreds a second under load, would be the load.
             .RemoveAllLoggers();
+        services.AddScoped<UpstreamUnavailableFilter>();
         services.AddSingleton<BackgroundWorker>();
         services.AddTenantSettings();
         return services;

@@ -10,7 +10,7 @@ namespace DiagnosticScenarios.Blocking;
 /// </summary>
 [ApiController]
 [Route("api/blocking")]
-[Produces("text/plain")]
+[Produces("text/plain"), ServiceFilter<UpstreamUnavailableFilter>]
 public sealed class HttpClientScenariosController(IHttpClientFactory clients) : ControllerBase
 {
     /// <summary>BAD: the synchronous <c>HttpClient.Send</c>; the pool thread waits for the whole call.</summary>

@@ -1,4 +1,5 @@
 using System.Data.Common;
+using DiagnosticScenarios.Infrastructure;
 using Microsoft.AspNetCore.Mvc;
 using Microsoft.AspNetCore.Mvc.Filters;
 
@@ -30,7 +31,7 @@ public sealed partial class DatabaseUnavailableFilter(SqlScenarioDatabase databa
         }
 
         var provider = database.Provider.ToString();
-        var cause = Describe(error);
+        var cause = ExceptionCauses.Describe(error);
         LogUnavailable(logger, provider, cause);
         if (error is not DatabaseConfigurationException)
         {
@@ -59,20 +60,6 @@ public sealed partial class DatabaseUnavailableFilter(SqlScenarioDatabase databa
         error is DbException or TimeoutException or DatabaseConfigurationException
         || (error is InvalidOperationException && error.Message.Contains("connection from the pool", StringComparison.Ordinal))
         || (error is InvalidOperationException && error.InnerException is DbException);
-
-    private static string Describe(Exception error)
-    {
-        var messages = new List<string>();
-        for (var e = error; e is not null; e = e.InnerException)
-        {
-            if (!messages.Any(m => m.Contains(e.Message, StringComparison.Ordinal)))
-            {
-                messages.Add(e.Message.TrimEnd('.'));
-            }
-        }
-
-        return string.Join(": ", messages) + ".";
-    }
 
     [LoggerMessage(EventId = 5501, Level = LogLevel.Warning, Message = "The {Provider} database is not available: {Cause}")]
     private static partial void LogUnavailable(ILogger logger, string provider, string cause);

@@ -1,7 +1,9 @@
 using System.Diagnostics;
 using System.Net;
+using DiagnosticScenarios.Blocking;
 using DiagnosticScenarios.Catalogue;
 using DiagnosticScenarios.LoadRunner.Load;
+using Microsoft.Extensions.DependencyInjection;
 using Xunit.Abstractions;
 
 namespace DiagnosticScenarios.Tests.Functional;
@@ -55,6 +57,26 @@ public sealed class BlockingScenarioEndpointTests(InProcessApp app, ITestOutputH
     }
 
     // A GET, or the catalogue's method with a body of its size uploaded over the given time.
+    // The upstream gone (an app of its own, whose upstream this test stops): a 503 naming it and the socket's reason, as the
+    // SQL scenarios name their database, not a 500.
+    [Theory]
+    [InlineData("httpclient")]
+    [InlineData("httpclient-async")]
+    public async Task HttpClientPair_Answers503NamingTheUpstreamAndWhy_WhenItIsDown(string name)
+    {
+        await using var app = _app.With();
+        using var client = app.CreateClient();
+        app.Services.GetRequiredService<SlowUpstream>().Dispose();
+
+        using var response = await client.GetAsync(new Uri($"/api/blocking/{name}?delayMs=0", UriKind.Relative)).DefaultTimeout();
+        using var ping = await client.GetAsync(new Uri("/api/diagscenario/ping", UriKind.Relative)).DefaultTimeout();
+
+        var problem = await ProblemDetailsAssert.IsProblemAsync(response, HttpStatusCode.ServiceUnavailable);
+        Assert.Equal("The slow upstream is not available.", problem.GetProperty("title").GetString());
+        Assert.Contains("Connection refused", problem.GetProperty("detail").GetString(), StringComparison.Ordinal);
+        Assert.Equal(HttpStatusCode.OK, ping.StatusCode);
+    }
+
     private static async Task<(HttpStatusCode Status, string Body, TimeSpan Elapsed)> SendAsync(HttpClient client, Scenario scenario, string query, TimeSpan uploadOver)
     {
         using var request = new HttpRequestMessage(scenario.Load is { } load ? new HttpMethod(load.Method) : HttpMethod.Get, new Uri(scenario.Route + query, UriKind.Relative))
