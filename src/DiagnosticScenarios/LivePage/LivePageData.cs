@@ -1,4 +1,3 @@
-using System.Globalization;
 using DiagnosticScenarios.Controls;
 using DiagnosticScenarios.Detection;
 using DiagnosticScenarios.StackCapture;
@@ -34,7 +33,6 @@ public sealed class LivePageData(
         }
 #pragma warning restore VSTHRD002
 
-        return StackCaptureRegistration.Unavailable(string.Create(CultureInfo.InvariantCulture,
-            $"The capture did not finish within {patience.TotalSeconds:0} s; GET /api/threadpool/stacks shows it once it has."));
+        return StackCaptureRegistration.NotInTime(patience);
     }
 }

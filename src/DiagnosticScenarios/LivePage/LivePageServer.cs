@@ -93,7 +93,7 @@ public sealed partial class LivePageServer(
         // Capture now, the one control served here too: under starvation the app's Kestrel would take it seconds late.
         if (request.Method == "POST" && request.Path == "/api/threadpool/stacks")
         {
-            Stacks(exchange, () => data.CaptureNow(CapturePatience));
+            Stacks(exchange, () => data.CaptureNow(StackCaptureRegistration.CapturePatience));
             return;
         }
 
@@ -151,9 +151,6 @@ public sealed partial class LivePageServer(
             .FirstOrDefault(a => a.Scheme == "http") is { } address
             ? string.Create(CultureInfo.InvariantCulture, $"http://{(address.Host is "0.0.0.0" or "[::]" or "+" or "*" ? "localhost" : address.Host)}:{address.Port}")
             : "";
-
-    // How long a capture taken here may keep one of the server's threads: the capture bounds its own recording.
-    private static readonly TimeSpan CapturePatience = TimeSpan.FromMinutes(1);
 
     // A capture behind the control gate, as on the app: the latest (GET) or one taken now (POST).
     private void Stacks(HttpExchange exchange, Func<(int Status, object Body)> answer)

@@ -1,3 +1,4 @@
+using System.Globalization;
 using DiagnosticScenarios.Controls;
 using DiagnosticScenarios.Detection;
 using Microsoft.AspNetCore.Mvc;
@@ -45,7 +46,16 @@ public static class StackCaptureRegistration
             .WithSummary("The latest grouped stack capture of the app's own threads: groups of identical stacks, most first, each with its blocking frame and app frame (a control: loopback only, with the X-DiagnosticScenarios-Control header).");
 
         api.MapPost("", async (HttpContext context, StackCaptureService capture) =>
-                Result(Answer(await capture.CaptureNowAsync().WaitAsync(context.RequestAborted))))
+            {
+                try
+                {
+                    return Result(Answer(await capture.CaptureNowAsync().WaitAsync(CapturePatience, context.RequestAborted)));
+                }
+                catch (TimeoutException)
+                {
+                    return Result(NotInTime(CapturePatience));
+                }
+            })
             .RequireControlGate()
             .ProducesProblem(StatusCodes.Status503ServiceUnavailable)
             .WithSummary("Takes a grouped stack capture of the app's own threads now (a control: loopback only, with the X-DiagnosticScenarios-Control header).");
@@ -68,6 +78,16 @@ public static class StackCaptureRegistration
         { Snapshot: null } failed => Unavailable(failed.Error, new() { ["trigger"] = failed.Trigger, ["requestedAt"] = failed.RequestedAt }),
         _ => (StatusCodes.Status200OK, capture),
     };
+
+    /// <summary>
+    /// How long a request for a capture now waits for it, on the app and on the live page's server: the capture bounds its
+    /// own recording, well within this.
+    /// </summary>
+    public static readonly TimeSpan CapturePatience = TimeSpan.FromMinutes(1);
+
+    /// <summary>The 503 of a capture not finished within <paramref name="patience"/>; it goes on, and the latest shows it.</summary>
+    public static (int Status, object Body) NotInTime(TimeSpan patience) => Unavailable(string.Create(CultureInfo.InvariantCulture,
+        $"The capture did not finish within {patience.TotalSeconds:0} s; GET /api/threadpool/stacks shows it once it has."));
 
     /// <summary>The 503 of a capture that could not be taken, or not in time, saying why.</summary>
     public static (int Status, object Body) Unavailable(string? detail, Dictionary<string, object?>? extensions = null)
