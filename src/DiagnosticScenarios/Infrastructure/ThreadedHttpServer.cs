@@ -1,3 +1,4 @@
+using System.Diagnostics;
 using System.Globalization;
 using System.Net;
 using System.Net.Sockets;
@@ -27,6 +28,13 @@ public sealed class ThreadedHttpServer : IDisposable
     /// early) never sends a request on a connection the server is closing, which it would see reset.
     /// </summary>
     public static readonly TimeSpan IdleTimeout = TimeSpan.FromSeconds(10);
+
+    /// <summary>
+    /// How long a request may take to arrive once its first byte has, head and body: a client that sends a byte now and
+    /// then (each read within <see cref="IdleTimeout"/>) would otherwise hold a connection, and its thread, for good.
+    /// Requests from a browser or a tool arrive whole in a moment.
+    /// </summary>
+    public static readonly TimeSpan RequestTimeout = TimeSpan.FromSeconds(5);
 
     private readonly string _name;
     private readonly int _maxConnections;
@@ -149,6 +157,9 @@ public sealed class ThreadedHttpServer : IDisposable
         {
             connection.NoDelay = true;
             connection.ReceiveTimeout = (int)IdleTimeout.TotalMilliseconds;
+            // A reader that stops reading (a stream left open, never read) blocks a write once the socket's buffers are
+            // full: after this long the connection is dropped instead of holding its thread.
+            connection.SendTimeout = (int)IdleTimeout.TotalMilliseconds;
             using var stream = new NetworkStream(connection, ownsSocket: false);
             var reader = new RequestReader(stream);
             while (!_stopping && reader.ReadRequest(connection.RemoteEndPoint) is { } request)
@@ -250,6 +261,9 @@ public sealed class ThreadedHttpServer : IDisposable
         private int _start;
         private int _end;
 
+        // Started when a request's first byte is in: the whole request must be in within RequestTimeout.
+        private long _requestStarted;
+
         public HttpRequestHead? ReadRequest(EndPoint? remote)
         {
             var head = ReadHead();
@@ -316,6 +330,7 @@ public sealed class ThreadedHttpServer : IDisposable
         // Null at a clean end of the connection before a new request starts.
         private string? ReadHead()
         {
+            _requestStarted = _end > _start ? Stopwatch.GetTimestamp() : 0;
             while (true)
             {
                 var end = _buffer.AsSpan(_start, _end - _start).IndexOf("\r\n\r\n"u8);
@@ -345,6 +360,17 @@ public sealed class ThreadedHttpServer : IDisposable
                 }
 
                 _end += read;
+                _requestStarted = _requestStarted == 0 ? Stopwatch.GetTimestamp() : _requestStarted;
+                ThrowIfLate();
+            }
+        }
+
+        // Closes the connection without an answer, as for a client gone quiet: one this slow is not reading one either.
+        private void ThrowIfLate()
+        {
+            if (_requestStarted != 0 && Stopwatch.GetElapsedTime(_requestStarted) > RequestTimeout)
+            {
+                throw new IOException($"The request did not arrive whole within {RequestTimeout.TotalSeconds:0} s.");
             }
         }
 
@@ -354,7 +380,13 @@ public sealed class ThreadedHttpServer : IDisposable
             var buffered = Math.Min(count, _end - _start);
             Buffer.BlockCopy(_buffer, _start, body, 0, buffered);
             _start += buffered;
-            stream.ReadExactly(body, buffered, count - buffered);
+            for (var filled = buffered; filled < count;)
+            {
+                var read = stream.Read(body, filled, count - filled);
+                filled += read > 0 ? read : throw new IOException("The connection closed in the middle of a request body.");
+                ThrowIfLate();
+            }
+
             return body;
         }
     }

@@ -10,6 +10,7 @@ namespace DiagnosticScenarios.Tests.Infrastructure;
 /// The answers the server of the app's own threads (the live page's, the slow upstream's) gives by itself are
 /// ProblemDetails like every other error of the app: they had been plain text.
 /// </summary>
+[StartsEarly("a request trickling in until the server drops it: 6–8 s, waiting")]
 public sealed class ThreadedHttpServerTests
 {
     [Fact]
@@ -85,6 +86,41 @@ public sealed class ThreadedHttpServerTests
         Assert.Contains("Connection: close\r\n", broken, StringComparison.Ordinal);
         Assert.Equal(["/broken: a handler's own bug"], failures);
         Assert.StartsWith("HTTP/1.1 200 ", next, StringComparison.Ordinal);
+    }
+
+    /// <summary>
+    /// A client that sends its head a byte a second, each read well within the idle timeout, had held its connection and
+    /// thread for as long as it liked: the server now drops it once the request has taken its time to arrive.
+    /// </summary>
+    [Fact]
+    public async Task ARequestTricklingIn_IsDropped_OnceItHasTakenTheRequestTimeout()
+    {
+        using var server = Started(maxConnections: 4);
+        using var socket = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
+        await socket.ConnectAsync(IPAddress.Loopback, server.Port).DefaultTimeout();
+        var started = System.Diagnostics.Stopwatch.StartNew();
+        await socket.SendAsync(Encoding.ASCII.GetBytes("GET / HTTP/1.1\r\nHost: localhost\r\n")).DefaultTimeout();
+
+        // A header byte a second, for up to twice the timeout, until the server closes the connection (a send or a
+        // receive then fails, or the receive reads its end).
+        var closed = false;
+        var buffer = new byte[256];
+        while (!closed && started.Elapsed < 2 * ThreadedHttpServer.RequestTimeout)
+        {
+            await Task.Delay(TimeSpan.FromSeconds(1));
+            try
+            {
+                await socket.SendAsync("X"u8.ToArray()).DefaultTimeout();
+                closed = socket.Poll(0, SelectMode.SelectRead) && await socket.ReceiveAsync(buffer).DefaultTimeout() == 0;
+            }
+            catch (SocketException)
+            {
+                closed = true;
+            }
+        }
+
+        Assert.True(closed, $"the connection was still open after {started.Elapsed.TotalSeconds:0} s of a request trickling in");
+        Assert.InRange(started.Elapsed, ThreadedHttpServer.RequestTimeout, ThreadedHttpServer.RequestTimeout + TimeSpan.FromSeconds(3));
     }
 
     private static ThreadedHttpServer Started(int maxConnections)
