@@ -8,6 +8,7 @@ using Microsoft.Extensions.Logging.Abstractions;
 
 namespace DiagnosticScenarios.Tests.Sql;
 
+[StartsEarly("half a message left to time out: 5–6 s, waiting")]
 public sealed class TdsResponderProtocolTests : IDisposable
 {
     private readonly TdsResponder _responder = new(NullLogger<TdsResponder>.Instance);
@@ -30,6 +31,27 @@ public sealed class TdsResponderProtocolTests : IDisposable
         var response = other.Receive();
 
         Assert.True(closed, $"The responder kept a connection open after {sent} bytes of one message (limit {TdsProtocol.MaxMessageLength}).");
+        Assert.Equal(0x0000, RawTdsClient.FinalDoneStatus(response));
+    }
+
+    // Half a packet header, then nothing: the connection's thread had waited for the rest for good.
+    [Fact]
+    public void AMessageThatStopsHalfWay_ClosesThatConnectionOnly_AfterItsTimeout()
+    {
+        using var other = new RawTdsClient(_responder.Port);
+        other.Login();
+        using var stalled = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp) { ReceiveTimeout = (int)(TdsProtocol.PartialMessageTimeout + TimeSpan.FromSeconds(5)).TotalMilliseconds };
+        stalled.Connect(new IPEndPoint(IPAddress.Loopback, _responder.Port));
+        var started = Stopwatch.StartNew();
+
+        stalled.Send([0x12, 0x01, 0x00]);
+        var closed = IsClosedByServer(stalled);
+        var after = started.Elapsed;
+        other.Send(0x01, RawTdsClient.SqlBatch("WAITFOR DELAY '00:00:00.010'"));
+        var response = other.Receive();
+
+        Assert.True(closed, $"The responder kept a connection open {after.TotalSeconds:0} s after half a packet header.");
+        Assert.True(after >= TdsProtocol.PartialMessageTimeout - TimeSpan.FromMilliseconds(100), $"closed after {after.TotalSeconds:0.0} s, before the timeout");
         Assert.Equal(0x0000, RawTdsClient.FinalDoneStatus(response));
     }
 

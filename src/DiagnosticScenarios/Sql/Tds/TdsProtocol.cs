@@ -15,6 +15,12 @@ public static partial class TdsProtocol
     /// <summary>The largest message the responder reassembles: a WAITFOR batch or a login is a few hundred bytes.</summary>
     public const int MaxMessageLength = 64 * 1024;
 
+    /// <summary>
+    /// How long the rest of a message may take once its first byte is in. Between messages a pooled connection may sit idle
+    /// for as long as the driver's pool keeps it; a peer that stops half-way through a message would hold its thread for good.
+    /// </summary>
+    public static readonly TimeSpan PartialMessageTimeout = TimeSpan.FromSeconds(5);
+
     public const byte SqlBatch = 0x01;
     public const byte TabularResult = 0x04;
     public const byte Attention = 0x06;
@@ -44,6 +50,19 @@ public static partial class TdsProtocol
     /// <returns>The message, or null when the peer closed the connection before a new message began.</returns>
     /// <exception cref="InvalidDataException">The message is malformed or longer than <see cref="MaxMessageLength"/>.</exception>
     public static TdsMessage? ReadMessage(Socket socket)
+    {
+        try
+        {
+            return ReadWholeMessage(socket);
+        }
+        finally
+        {
+            // Idle again between messages: no timeout.
+            socket.ReceiveTimeout = 0;
+        }
+    }
+
+    private static TdsMessage? ReadWholeMessage(Socket socket)
     {
         var header = new byte[HeaderLength];
         using var payload = new MemoryStream();
@@ -173,6 +192,12 @@ public static partial class TdsProtocol
                 }
 
                 throw new EndOfStreamException("The TDS peer closed the connection in the middle of a packet.");
+            }
+
+            if (read == 0 && allowCleanEnd)
+            {
+                // A message has begun: the rest of it must come within its timeout (a SocketException TimedOut ends the connection).
+                socket.ReceiveTimeout = (int)PartialMessageTimeout.TotalMilliseconds;
             }
 
             read += n;
