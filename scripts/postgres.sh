@@ -118,7 +118,8 @@ start() {
     psql_admin -d postgres -c "CREATE DATABASE $database OWNER $role" >&2
   fi
 
-  local connection="Host=127.0.0.1;Port=$port;Username=$role;Password=$password;Database=$database;Maximum Pool Size=200;Timeout=5"
+  # The pool size and the connect timeout are the app's (SqlScenarioDatabase), added to any string that names none.
+  local connection="Host=127.0.0.1;Port=$port;Username=$role;Password=$password;Database=$database"
   echo "export POSTGRES_CONNECTION_STRING='$connection'"
   echo "export ConnectionStrings__PostgreSql='$connection'"
 }

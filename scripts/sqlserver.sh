@@ -32,7 +32,7 @@ start() {
   for _ in $(seq 1 60); do
     if docker exec "$name" /bin/sh -c \
       "for t in /opt/mssql-tools18/bin/sqlcmd /opt/mssql-tools/bin/sqlcmd; do [ -x \$t ] && exec \$t -C -S localhost -U sa -P \"\$MSSQL_SA_PASSWORD\" -Q 'SELECT 1'; done; exit 1" >/dev/null 2>&1; then
-      local connection="Server=tcp:127.0.0.1,$port;User ID=sa;Password=$password;TrustServerCertificate=True;Max Pool Size=200;Connect Timeout=5;Pool Blocking Period=NeverBlock"
+      local connection="Server=tcp:127.0.0.1,$port;User ID=sa;Password=$password;TrustServerCertificate=True"
       echo "export SQLSERVER_CONNECTION_STRING='$connection'"
       echo "export ConnectionStrings__SqlServer='$connection'"
       return

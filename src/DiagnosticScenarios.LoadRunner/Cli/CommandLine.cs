@@ -174,7 +174,7 @@ public static class CommandLine
 
     private static Command CompareCommand(TextWriter output, TextWriter error, string commandLine)
     {
-        var family = new Option<string>("--family") { Description = "A family of the app's catalogue (GET /api/scenarios): mock, sql or blocking.", DefaultValueFactory = _ => "mock" };
+        var family = new Option<string>("--family") { Description = "A family of the app's catalogue (GET /api/scenarios): mock, sql or blocking.", DefaultValueFactory = _ => ComparisonOptions.DefaultFamily };
         var scenarios = new Option<string[]>("--scenarios")
         {
             Description = "Comma-separated scenario names; default every BAD and GOOD scenario of the family.",
@@ -182,7 +182,7 @@ public static class CommandLine
         };
         var connections = Connections();
         var duration = new Option<TimeSpan?>("--duration", "-d") { Description = $"How long to load each scenario ({Durations.Help}).", CustomParser = PositiveDuration, DefaultValueFactory = _ => LoadOptions.DefaultDuration };
-        var cpus = new Option<int>("--cpus") { Description = "DOTNET_PROCESSOR_COUNT of every server.", DefaultValueFactory = _ => 2, CustomParser = r => Whole(r, 1, 1024) ?? 0 };
+        var cpus = new Option<int>("--cpus") { Description = "DOTNET_PROCESSOR_COUNT of every server.", DefaultValueFactory = _ => ServerOptions.DefaultProcessorCount, CustomParser = r => Whole(r, 1, 1024) ?? 0 };
         var minThreads = new Option<int?>("--min-threads")
         {
             Description = "Raise the pool's minimum worker threads at start, as SetMinThreads would, through the environment variable DOTNET_ThreadPool_ForceMinWorkerThreads.",

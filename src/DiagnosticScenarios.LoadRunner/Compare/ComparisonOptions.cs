@@ -1,4 +1,5 @@
 using DiagnosticScenarios.LoadRunner.Load;
+using DiagnosticScenarios.LoadRunner.Server;
 
 namespace DiagnosticScenarios.LoadRunner.Compare;
 
@@ -7,7 +8,10 @@ public sealed record ComparisonOptions
 {
     public required string AppPath { get; init; }
     /// <summary>A family of the app's catalogue (<c>GET /api/scenarios</c>) that can be loaded.</summary>
-    public string Family { get; init; } = "mock";
+    public string Family { get; init; } = DefaultFamily;
+
+    /// <summary>The family <c>compare</c> measures when none is named: the tutorial's mock query.</summary>
+    public const string DefaultFamily = "mock";
 
     /// <summary>Scenario names; empty means every BAD and GOOD scenario of the family.</summary>
     public IReadOnlyList<string> Scenarios { get; init; } = [];
@@ -23,7 +27,7 @@ public sealed record ComparisonOptions
     public TimeSpan? Drain { get; init; }
 
     /// <summary><c>DOTNET_PROCESSOR_COUNT</c> for every server: 1 shows a 1-CPU container, 16 a big box.</summary>
-    public int ProcessorCount { get; init; } = 2;
+    public int ProcessorCount { get; init; } = ServerOptions.DefaultProcessorCount;
 
     /// <summary>The <c>SetMinThreads</c> workaround, applied at start; null for the default pool.</summary>
     public int? MinWorkerThreads { get; init; }

@@ -23,7 +23,7 @@ public static class BlockingDefaults
     /// How long the slow upstream of the httpclient pair takes to answer: the tutorial's query. Each request of the GOOD twin
     /// is two HTTP exchanges on the two cores the load shares, so it runs at 250 a second rather than the other pairs' 625.
     /// </summary>
-    public const int HttpClientDelayMs = 500;
+    public const int HttpClientDelayMs = Scenarios.ScenarioOptions.DefaultMockDelayMs;
 
     /// <summary>The size of each body the bodyread pair's clients upload.</summary>
     public const int BodyReadBytes = 4096;

@@ -80,7 +80,7 @@ public static class ScenarioCatalogue
             "blocking needs a thread per task and each timer completion queues behind the tasks not yet started; async finishes in about one delay")
             { Runtime = new RuntimeView(PoolCompensates: true, RaisesWaitHandleWait: true, SnapshotNamesIt: true), FlaggedBy = [AnalyzerRules.Vsthrd002, AnalyzerRules.Ma0042] },
         TutorialEndpoint("deadlock", ScenarioVerdict.Bad, nameof(DiagnosticsTutorialsController.Deadlock),
-            "two threads take two locks in opposite order, 300 more queue on the first",
+            $"two threads take two locks in opposite order, {DeadlockScenario.WaitingThreads} more queue on the first",
             "for the debug-deadlock tutorial (dotnet-dump, syncblk); at most one per process"),
         TutorialEndpoint("highcpu/{milliseconds}", ScenarioVerdict.Bad, nameof(DiagnosticsTutorialsController.HighCpu),
             "one thread spins for the given time",
