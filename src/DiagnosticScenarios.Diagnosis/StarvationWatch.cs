@@ -87,6 +87,20 @@ public static class StarvationWatch
         return new WatchResult(processId, snapshot is not null, Math.Round(started.Elapsed.TotalSeconds, 1), reading.LastVerdict, reading.Seconds, snapshot);
     }
 
+    /// <summary>
+    /// The seconds between a collection's start and end as the event carries them, or 1 when it carries no interval
+    /// (this had read strings only, and every interval counted as a second).
+    /// </summary>
+    internal static double IntervalSeconds(object? start, object? end) =>
+        Time(start) is { } from && Time(end) is { } to && to > from ? (to - from).TotalSeconds : 1;
+
+    private static DateTime? Time(object? value) => value switch
+    {
+        DateTime time => time,
+        string text when DateTime.TryParse(text, CultureInfo.InvariantCulture, DateTimeStyles.RoundtripKind, out var parsed) => parsed,
+        _ => null,
+    };
+
     /// <summary>Why the counters cannot be read when <paramref name="collections"/> collections came without every instrument the rule reads.</summary>
     internal static string NotPublished(IEnumerable<string> published, int collections)
     {
@@ -241,13 +255,9 @@ public static class StarvationWatch
             Unreadable.Set();
         }
 
-        private static double Interval(TraceEvent data) =>
-            data.PayloadByName("intervalStartTime") is string start && data.PayloadByName("intervalEndTime") is string end
-            && DateTime.TryParse(start, CultureInfo.InvariantCulture, DateTimeStyles.RoundtripKind, out var from)
-            && DateTime.TryParse(end, CultureInfo.InvariantCulture, DateTimeStyles.RoundtripKind, out var to)
-            && to > from
-                ? (to - from).TotalSeconds
-                : 1;
+        // The collection's own interval: longer than a second when a collection ran late (a GC pause, a busy machine), and
+        // the counts of that collection are over all of it. TraceEvent hands the times over as DateTime; a string is read too.
+        private static double Interval(TraceEvent data) => StarvationWatch.IntervalSeconds(data.PayloadByName("intervalStartTime"), data.PayloadByName("intervalEndTime"));
     }
 }
 

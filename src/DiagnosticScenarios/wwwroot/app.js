@@ -19,6 +19,8 @@ const state = {
   peakThreads: 0,
   peakQueueDelayMs: 0,
   starvedSeconds: 0,
+  // The app's runs this page has shown: a restart while it stays open starts the next.
+  runs: 1,
   streamOpenedAt: 0,
   renderQueued: false,
 };
@@ -247,6 +249,7 @@ function render() {
   document.body.dataset.peakThreads = state.peakThreads;
   document.body.dataset.peakQueueDelayMs = state.peakQueueDelayMs;
   document.body.dataset.starvedSeconds = state.starvedSeconds;
+  document.body.dataset.runs = state.runs;
 }
 
 // A page that opens receives five minutes of samples at once: they are drawn once, at the next frame, not once each.
@@ -262,7 +265,16 @@ function onSample(event) {
   const sample = JSON.parse(event.data);
   const last = state.samples[state.samples.length - 1];
   if (last && sample.sequence <= last.sequence) {
-    return;
+    if (sample.unixTimeMs <= last.unixTimeMs) {
+      return; // one the page has already
+    }
+    // A lower sequence taken later: the app restarted while the page stayed open, and the server sends the new run's
+    // samples from its first. The old run's figures end here.
+    state.samples = [];
+    state.peakThreads = 0;
+    state.peakQueueDelayMs = 0;
+    state.starvedSeconds = 0;
+    state.runs += 1;
   }
   const arrivals = window.livePage.arrivals;
   arrivals.push({ sequence: sample.sequence, takenAt: sample.unixTimeMs, receivedAt, live: sample.unixTimeMs >= state.streamOpenedAt });

@@ -2,6 +2,7 @@ using System.Net;
 using System.Net.Http.Json;
 using System.Net.Sockets;
 using System.Text.Json;
+using DiagnosticScenarios.Common;
 using DiagnosticScenarios.LoadRunner.Server;
 using DiagnosticScenarios.Tests.Load;
 using DiagnosticScenarios.Tests.Observed;
@@ -17,7 +18,7 @@ namespace DiagnosticScenarios.Tests.ThreadPoolHealth;
 /// the class runs beside the functional tests, with a browser of its own.
 /// </summary>
 [Trait(TestCategory.Name, TestCategory.Load)]
-[StartsEarly("a headless Chromium and four servers of its own: 15–21 s in CI")]
+[StartsEarly("a headless Chromium and six servers of its own: 20–28 s in CI")]
 public sealed class LivePageFallbackTests(LazyBrowser browsers, LivePageFallbackTests.Server server, ITestOutputHelper output)
     : IClassFixture<LazyBrowser>, IClassFixture<LivePageFallbackTests.Server>
 {
@@ -156,6 +157,46 @@ public sealed class LivePageFallbackTests(LazyBrowser browsers, LivePageFallback
         // A race the page was not put in proves nothing: a poll must have been on its way when the button was pressed.
         Assert.True(polls.GetProperty("heldAtThePress").GetInt32() > 0, $"no poll was on its way when the button was pressed: {polls}");
         Assert.Equal(shown, afterThePoll);
+    }
+
+    /// <summary>
+    /// The app restarted while its page stayed open: the browser's stream reconnects to the same port with the first run's
+    /// last event id, the server sends the new run's samples from its first, and the page shows them (it had dropped each
+    /// as one it already had, and kept the first run's figures). Two servers of its own, one after the other, on one port
+    /// for the live page's server. The page tells a new run by a sequence that goes back; the first run here lasts six
+    /// seconds, the second has taken one or two when the browser reconnects (it retries every second). A first run shorter
+    /// than that would not be told apart: the new run's samples would follow on as if the app had not restarted.
+    /// </summary>
+    [ChromiumFact]
+    public async Task LivePage_ShowsTheNewRun_WhenTheAppRestartsWhileItIsOpen()
+    {
+        var port = FreeLoopbackPort.Pick();
+        var environment = new Dictionary<string, string> { ["LivePage__Port"] = port.ToString(System.Globalization.CultureInfo.InvariantCulture) };
+        const string Shown = "({ runs: Number(document.body.dataset.runs || 0), samples: Number(document.body.dataset.samples || 0), latest: Number(document.body.dataset.latestSample || 0) })";
+        var browser = await browsers.GetAsync();
+
+        JsonElement first;
+        await using (var app = await HealthApp.StartAsync(environment))
+        {
+            first = await Task.Run(() =>
+            {
+                browser.Driver.Navigate().GoToUrl(new Uri($"http://127.0.0.1:{port}/"));
+                SharedBrowser.WaitUntil(() => browser.Read<JsonElement>(Shown).GetProperty("samples").GetDouble() >= 6, Patience, "show six samples of the first run", () => browser.Read<JsonElement>(Shown).ToString());
+                return browser.Read<JsonElement>(Shown);
+            }).TimeoutAfter(Patience + Patience);
+        }
+
+        await using var restarted = await HealthApp.StartAsync(environment);
+        var second = await Task.Run(() =>
+        {
+            SharedBrowser.WaitUntil(() => browser.Read<JsonElement>(Shown).GetProperty("runs").GetDouble() == 2, Patience, "show the second run", () => browser.Read<JsonElement>(Shown).ToString());
+            return browser.Read<JsonElement>(Shown);
+        }).TimeoutAfter(Patience + Patience);
+
+        output.WriteLine($"first run: {first}\nafter the restart: {second}");
+        Assert.Equal(1, first.GetProperty("runs").GetDouble());
+        Assert.True(second.GetProperty("latest").GetDouble() > first.GetProperty("latest").GetDouble(), $"{first} then {second}");
+        Assert.True(second.GetProperty("samples").GetDouble() < first.GetProperty("samples").GetDouble() + 1, $"the first run's samples were kept: {first} then {second}");
     }
 
     /// <summary>
