@@ -62,7 +62,17 @@ public static class StarvationWatch
             {
                 onWatching?.Invoke();
                 // Starvation, the timeout, or the process's end (the session then says it exited).
-                if (WaitHandle.WaitAny([reading.Starved.WaitHandle, reading.Unreadable.WaitHandle, ended], timeout) == 0)
+                // A wait takes at most int.MaxValue milliseconds (24.8 days); a longer --timeout waits in turns.
+                var deadline = Stopwatch.StartNew();
+                int woken;
+                do
+                {
+                    var left = timeout - deadline.Elapsed;
+                    woken = WaitHandle.WaitAny([reading.Starved.WaitHandle, reading.Unreadable.WaitHandle, ended], left < MaxWait ? (left > TimeSpan.Zero ? left : TimeSpan.Zero) : MaxWait);
+                }
+                while (woken == WaitHandle.WaitTimeout && deadline.Elapsed < timeout);
+
+                if (woken == 0)
                 {
                     // While the pool is still starved, and before the listening session ends: the threads are where they block.
                     StackSnapshots.Record(processId, trace, options);
@@ -86,6 +96,9 @@ public static class StarvationWatch
 
         return new WatchResult(processId, snapshot is not null, Math.Round(started.Elapsed.TotalSeconds, 1), reading.LastVerdict, reading.Seconds, snapshot);
     }
+
+    // The longest one wait for a handle may take.
+    private static readonly TimeSpan MaxWait = TimeSpan.FromMilliseconds(int.MaxValue);
 
     /// <summary>
     /// The seconds between a collection's start and end as the event carries them, or 1 when it carries no interval

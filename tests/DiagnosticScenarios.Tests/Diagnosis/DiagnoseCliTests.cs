@@ -108,14 +108,15 @@ public sealed class DiagnoseCliTests
 
     // A watched process that ends, crashed or stopped, ends the watch with one line saying so. Killed, its session's stream
     // was cut off mid-block, the reader met a FormatException on its own thread and the tool died of it (exit 134); stopped
-    // cleanly, the stream ended and the watch waited out its timeout, here longer than the await's bound.
+    // cleanly, the stream ended and the watch waited out its timeout, here longer than the await's bound. Thirty days, past
+    // the 24.8 days one wait for a handle can take, had thrown as the watch began.
     [Theory]
-    [InlineData("KILL")]
-    [InlineData("TERM")]
-    public async Task Watch_WhenTheProcessEnds_EndsWithALineSayingItExited(string signal)
+    [InlineData("KILL", 5)]
+    [InlineData("TERM", 30 * 24 * 60)]
+    public async Task Watch_WhenTheProcessEnds_EndsWithALineSayingItExited(string signal, int timeoutMinutes)
     {
         await using var app = await OutOfProcessApp.StartAsync();
-        await using var watch = await DiagnoseCli.StartWatchingAsync(app.ProcessId, TimeSpan.FromMinutes(5));
+        await using var watch = await DiagnoseCli.StartWatchingAsync(app.ProcessId, TimeSpan.FromMinutes(timeoutMinutes));
 
         var kill = await ChildProcess.RunAsync(new ChildProcessStart("kill", [$"-{signal}", $"{app.ProcessId}"]), TimeSpan.FromSeconds(10));
         var run = await watch.WaitForExitAsync().DefaultTimeout();
