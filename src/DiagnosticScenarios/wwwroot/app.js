@@ -296,7 +296,13 @@ const controlHeaders = { 'X-DiagnosticScenarios-Control': '1' };
 
 // The controls live on the app itself; a page served by its own server sends them there (the app's CORS policy admits it).
 async function call(method, url) {
-  const response = await fetch(state.controlsAt + url, { method, headers: controlHeaders, mode: 'cors' });
+  let response;
+  try {
+    response = await fetch(state.controlsAt + url, { method, headers: controlHeaders, mode: 'cors' });
+  } catch (e) {
+    // No answer at all (the app stopped or restarting, a refused preflight): say so where the answer would have shown.
+    return { ok: false, body: {}, text: `No answer from the app at ${state.controlsAt || location.origin}: ${e.message ?? e}` };
+  }
   const body = await response.json().catch(() => ({}));
   const text = response.ok ? JSON.stringify(body, null, 2) : `${response.status} ${body.title ?? response.statusText}${body.detail ? `: ${body.detail}` : ''}`;
   return { ok: response.ok, body, text };

@@ -159,6 +159,35 @@ public sealed class LivePageFallbackTests(LazyBrowser browsers, LivePageFallback
         Assert.Equal(shown, afterThePoll);
     }
 
+    // A control whose request gets no answer at all (the app stopped or restarting, a refused preflight): the page says so
+    // where the answer would show; the click had done nothing visible. The browser's fetch of the control is made to fail
+    // here, as a refused connection fails it.
+    [ChromiumFact]
+    public async Task LivePage_SaysAControlGotNoAnswer_WhenItsRequestFails()
+    {
+        var app = await server.StartAsync();
+        var browser = await browsers.GetAsync();
+        const string failTheControl = """
+            const fetched = window.fetch.bind(window);
+            window.fetch = (url, options) => String(url).includes('/api/threadpool/minthreads')
+              ? Promise.reject(new TypeError('Failed to fetch'))
+              : fetched(url, options);
+            """;
+
+        var shown = await Task.Run(() => browser.WithScriptBeforeEachPage(failTheControl, () =>
+        {
+            browser.Driver.Navigate().GoToUrl(app.BaseAddress);
+            SharedBrowser.WaitUntil(() => browser.Driver.FindElement(By.Id("minthreads-apply")).Enabled, Patience, "offer its Apply button");
+            browser.Driver.ExecuteScript("document.getElementById('minthreads-apply').click();");
+            SharedBrowser.WaitUntil(() => browser.Driver.FindElement(By.Id("minthreads-status")).Text.Length > 0, Patience, "say what Apply got");
+            return browser.Driver.FindElement(By.Id("minthreads-status")).Text;
+        })).TimeoutAfter(Patience + Patience);
+
+        output.WriteLine(shown);
+        Assert.StartsWith($"No answer from the app at {app.BaseAddress.GetLeftPart(UriPartial.Authority)}: ", shown, StringComparison.Ordinal);
+        Assert.EndsWith("Failed to fetch", shown, StringComparison.Ordinal);
+    }
+
     /// <summary>
     /// The app restarted while its page stayed open: the browser's stream reconnects to the same port with the first run's
     /// last event id, the server sends the new run's samples from its first, and the page shows them (it had dropped each
