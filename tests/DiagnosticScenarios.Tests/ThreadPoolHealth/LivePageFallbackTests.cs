@@ -80,12 +80,8 @@ public sealed class LivePageFallbackTests(LazyBrowser browsers, LivePageFallback
     {
         var app = await server.StartAsync();
         var browser = await browsers.GetAsync();
-        const string holdSettingsBack = """
-            const fetched = window.fetch.bind(window);
-            window.fetch = (url, options) => String(url).endsWith('/api/threadpool/page')
-              ? fetched(url, options).then((response) => new Promise((resolve) => setTimeout(() => resolve(response), 2000)))
-              : fetched(url, options);
-            """;
+        var holdSettingsBack = OverrideFetch("String(url).endsWith('/api/threadpool/page')",
+            "fetched(url, options).then((response) => new Promise((resolve) => setTimeout(() => resolve(response), 2000)))");
         const string enabled = "['export-png', 'stacks-capture', 'load-start', 'load-stop', 'minthreads-apply', 'minthreads-reset'].filter((id) => !document.getElementById(id).disabled).join(' ')";
 
         var (before, after) = await Task.Run(() => browser.WithScriptBeforeEachPage(holdSettingsBack, () =>
@@ -167,12 +163,7 @@ public sealed class LivePageFallbackTests(LazyBrowser browsers, LivePageFallback
     {
         var app = await server.StartAsync();
         var browser = await browsers.GetAsync();
-        const string failTheControl = """
-            const fetched = window.fetch.bind(window);
-            window.fetch = (url, options) => String(url).includes('/api/threadpool/minthreads')
-              ? Promise.reject(new TypeError('Failed to fetch'))
-              : fetched(url, options);
-            """;
+        var failTheControl = OverrideFetch("String(url).includes('/api/threadpool/minthreads')", "Promise.reject(new TypeError('Failed to fetch'))");
 
         var shown = await Task.Run(() => browser.WithScriptBeforeEachPage(failTheControl, () =>
         {
@@ -227,6 +218,13 @@ public sealed class LivePageFallbackTests(LazyBrowser browsers, LivePageFallback
         Assert.True(second.GetProperty("latest").GetDouble() > first.GetProperty("latest").GetDouble(), $"{first} then {second}");
         Assert.True(second.GetProperty("samples").GetDouble() < first.GetProperty("samples").GetDouble() + 1, $"the first run's samples were kept: {first} then {second}");
     }
+
+    // A script run before the page's own: its fetches of the URLs `matches` picks get `instead`, the others go out as
+    // usual (`fetched` is the browser's own fetch).
+    private static string OverrideFetch(string matches, string instead) => $$"""
+        const fetched = window.fetch.bind(window);
+        window.fetch = (url, options) => {{matches}} ? {{instead}} : fetched(url, options);
+        """;
 
     /// <summary>
     /// One server for the class: the live page's port held by a listener of the test's own, and the runtime's diagnostic
