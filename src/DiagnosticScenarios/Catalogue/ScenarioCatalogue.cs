@@ -22,8 +22,18 @@ public static class ScenarioCatalogue
 
     public static IReadOnlyList<ScenarioFamily> Families { get; } = [Mock, Sql, Tutorial, Blocking];
 
-    /// <summary>In the order the page lists them and <c>compare</c> measures them.</summary>
-    public static IReadOnlyList<Scenario> Scenarios { get; } =
+    /// <summary>In the order the page lists them and <c>compare</c> measures them, with the built-in mock delay.</summary>
+    public static IReadOnlyList<Scenario> Scenarios { get; } = Build(ScenarioOptions.DefaultMockDelayMs);
+
+    /// <summary>
+    /// The catalogue as a server serves it, its mock query taking <paramref name="mockDelayMs"/>
+    /// (<c>Scenarios:MockDelayMs</c>): the mock family's default delay, and intermittent's, which is its twin's.
+    /// </summary>
+    public static (IReadOnlyList<ScenarioFamily> Families, IReadOnlyList<Scenario> Scenarios) WithMockDelay(int mockDelayMs) =>
+        ([.. Families.Select(f => f == Mock ? f with { DefaultDelayMs = mockDelayMs } : f)], Build(mockDelayMs));
+
+    // Every scenario, the ones whose query is the mock family's waiting mockDelayMs.
+    private static List<Scenario> Build(int mockDelayMs) =>
     [
         Starvation("taskwait", ScenarioVerdict.Bad, nameof(StarvationScenariosController.TaskWait),
             "a sync action reads .Result on the async query (sync-over-async)",
@@ -148,18 +158,8 @@ public static class ScenarioCatalogue
             Delay(BlockingDefaults.DiFactoryDelayMs),
             new RuntimeView(PoolCompensates: true, RaisesWaitHandleWait: true, SnapshotNamesIt: true),
             flaggedBy: [AnalyzerRules.Vsthrd002, AnalyzerRules.Ma0045]),
-        Intermittent(ScenarioOptions.DefaultMockDelayMs),
+        Intermittent(mockDelayMs),
     ];
-
-    /// <summary>
-    /// The catalogue as a server serves it, its mock query taking <paramref name="mockDelayMs"/>
-    /// (<c>Scenarios:MockDelayMs</c>): the mock family's default delay, and intermittent's, which is its twin's.
-    /// </summary>
-    public static (IReadOnlyList<ScenarioFamily> Families, IReadOnlyList<Scenario> Scenarios) WithMockDelay(int mockDelayMs) =>
-    (
-        [.. Families.Select(f => f == Mock ? f with { DefaultDelayMs = mockDelayMs } : f)],
-        [.. Scenarios.Select(s => s.Name == "intermittent" && s.Family == Blocking.Name ? Intermittent(mockDelayMs) : s)]
-    );
 
     /// <summary>What the live page may point the load runner at: the query families' scenarios, never an arbitrary URL.</summary>
     public static IReadOnlyList<Scenario> Loadable { get; } =

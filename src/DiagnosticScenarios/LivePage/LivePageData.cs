@@ -21,10 +21,12 @@ public sealed class LivePageData(
 
     /// <summary>
     /// A capture taken now, waited for on the calling thread: the live page's own server's, so a starved pool cannot delay
-    /// the answer (the capture's own thread completes it, and a synchronous wait needs no pool thread to wake).
+    /// the answer (the capture's own thread completes it, and a synchronous wait needs no pool thread to wake). As long as
+    /// the app's own request waits (<see cref="StackCaptureRegistration.CapturePatience"/>).
     /// </summary>
-    public (int Status, object Body) CaptureNow(TimeSpan patience)
+    public (int Status, object Body) CaptureNow()
     {
+        var patience = StackCaptureRegistration.CapturePatience;
         var pending = capture.CaptureNowAsync();
 #pragma warning disable VSTHRD002 // deliberate: a thread of the page's own server waits, never a pool thread
         if (pending.Wait(patience))

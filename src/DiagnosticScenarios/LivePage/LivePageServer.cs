@@ -7,7 +7,6 @@ using DiagnosticScenarios.Controls;
 using DiagnosticScenarios.Detection;
 using DiagnosticScenarios.Infrastructure;
 using DiagnosticScenarios.Metrics;
-using DiagnosticScenarios.StackCapture;
 using Microsoft.AspNetCore.Hosting.Server;
 using Microsoft.AspNetCore.Hosting.Server.Features;
 using Microsoft.AspNetCore.Http.Json;
@@ -93,7 +92,7 @@ public sealed partial class LivePageServer(
         // Capture now, the one control served here too: under starvation the app's Kestrel would take it seconds late.
         if (request.Method == "POST" && request.Path == "/api/threadpool/stacks")
         {
-            Stacks(exchange, () => data.CaptureNow(StackCaptureRegistration.CapturePatience));
+            Stacks(exchange, () => data.CaptureNow());
             return;
         }
 

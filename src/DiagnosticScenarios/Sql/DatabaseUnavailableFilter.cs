@@ -11,17 +11,13 @@ namespace DiagnosticScenarios.Sql;
 /// </summary>
 public sealed partial class DatabaseUnavailableFilter(SqlScenarioDatabase database, ILogger<DatabaseUnavailableFilter> logger) : IExceptionFilter
 {
-    /// <summary>Nginx's "client closed request": logged only, nobody is left to read it.</summary>
-    private const int ClientClosedRequest = 499;
-
     public void OnException(ExceptionContext context)
     {
         var error = context.Exception is AggregateException { InnerExceptions: [var inner] } ? inner : context.Exception;
         if (context.HttpContext.RequestAborted.IsCancellationRequested && error is DbException or OperationCanceledException)
         {
             // The client went away and the driver cancelled the command on the server: nothing failed.
-            context.Result = new StatusCodeResult(ClientClosedRequest);
-            context.ExceptionHandled = true;
+            DependencyFailures.ClientClosed(context);
             return;
         }
 
@@ -31,7 +27,7 @@ public sealed partial class DatabaseUnavailableFilter(SqlScenarioDatabase databa
         }
 
         var provider = database.Provider.ToString();
-        var cause = ExceptionCauses.Describe(error);
+        var cause = DependencyFailures.Describe(error);
         LogUnavailable(logger, provider, cause);
         if (error is not DatabaseConfigurationException)
         {
@@ -39,20 +35,7 @@ public sealed partial class DatabaseUnavailableFilter(SqlScenarioDatabase databa
         }
 
         context.HttpContext.Response.Headers.RetryAfter = SqlScenarioDatabase.ConnectTimeoutSeconds.ToString(System.Globalization.CultureInfo.InvariantCulture);
-        context.Result = new ObjectResult(new ProblemDetails
-        {
-            Type = "https://tools.ietf.org/html/rfc9110#section-15.6.4",
-            Status = StatusCodes.Status503ServiceUnavailable,
-            Title = $"The {provider} database is not available.",
-            Detail = cause,
-            Instance = context.HttpContext.Request.Path,
-            Extensions = { ["provider"] = provider },
-        })
-        {
-            StatusCode = StatusCodes.Status503ServiceUnavailable,
-            ContentTypes = { "application/problem+json" },
-        };
-        context.ExceptionHandled = true;
+        DependencyFailures.Unavailable(context, $"The {provider} database is not available.", cause, new Dictionary<string, object?> { ["provider"] = provider });
     }
 
     // SqlClient reports "no connection free in the pool" as InvalidOperationException, not as a SqlException.
