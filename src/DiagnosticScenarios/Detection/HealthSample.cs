@@ -1,7 +1,9 @@
 namespace DiagnosticScenarios.Detection;
 
-/// <summary>One second of the stream. <see cref="Sequence"/> is the SSE id, so a reader can ask for what it missed.</summary>
-/// <param name="Sequence">1 for the app's first second, then one more each second.</param>
+/// <summary>One second of the stream. <see cref="RunId"/> and <see cref="Sequence"/> make its SSE id, so a reader can ask for what it missed.</summary>
+/// <param name="RunId">This run of the app: when its sampler started, in Unix ms. A restarted app's samples carry another, so a
+/// reader that stayed open across the restart tells the runs apart whatever their sequences.</param>
+/// <param name="Sequence">1 for the run's first second, then one more each second.</param>
 /// <param name="UnixTimeMs">When it was taken.</param>
 /// <param name="ThreadCount">Pool threads.</param>
 /// <param name="PendingWorkItems">The pool's queue length.</param>
@@ -14,6 +16,7 @@ namespace DiagnosticScenarios.Detection;
 /// <param name="Injections">The runtime's thread-goal adjustments so far, by reason.</param>
 /// <param name="Endpoints">Each endpoint's figures for the second.</param>
 public sealed record HealthSample(
+    long RunId,
     long Sequence,
     long UnixTimeMs,
     int ThreadCount,

@@ -57,6 +57,9 @@ public sealed class HealthSampler : IHostedService, IDisposable
         _sampler = new Thread(Run) { IsBackground = true, Name = "ThreadPoolHealth sampler" };
     }
 
+    /// <summary>This run of the app, as its samples carry it (<see cref="HealthSample.RunId"/>).</summary>
+    public long RunId { get; } = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds();
+
     public long LatestSequence
     {
         get
@@ -184,6 +187,7 @@ public sealed class HealthSampler : IHostedService, IDisposable
 
         // Only this thread writes the sequence.
         var sample = new HealthSample(
+            RunId,
             _sequence + 1,
             DateTimeOffset.UtcNow.ToUnixTimeMilliseconds(),
             second.ThreadCount,

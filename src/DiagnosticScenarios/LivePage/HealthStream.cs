@@ -7,24 +7,33 @@ using DiagnosticScenarios.Infrastructure;
 namespace DiagnosticScenarios.LivePage;
 
 /// <summary>
-/// <c>GET /api/threadpool/stream</c>: one <see cref="HealthSample"/> a second as server-sent events, each with its
-/// sequence as the event id, so a reader that reconnects with <c>Last-Event-ID</c> (or <c>?after=</c>) gets what it missed.
+/// <c>GET /api/threadpool/stream</c>: one <see cref="HealthSample"/> a second as server-sent events, each with its run and
+/// sequence as the event id (<see cref="EventId"/>), so a reader that reconnects with <c>Last-Event-ID</c> (or
+/// <c>?after=</c>, a sequence of this run) gets what it missed.
 /// </summary>
 internal static class HealthStream
 {
     // A new reader gets the last five minutes at once, so the page's charts start full.
     private const int InitialBacklog = 300;
 
+    /// <summary>A sample's SSE id: its run, a dash, its sequence (<c>1764986400123-42</c>).</summary>
+    public static string EventId(HealthSample sample) =>
+        string.Create(CultureInfo.InvariantCulture, $"{sample.RunId}-{sample.Sequence}");
+
     /// <summary>
-    /// The last sequence a reader has: the one its <c>Last-Event-ID</c> (a browser reconnecting) or <c>?after=</c> names,
-    /// or, for a new reader, five minutes before the latest. On the app and on the live page's server. A sequence beyond
-    /// the latest was another run's (the page stayed open while the app restarted, and its browser reconnects with the old
-    /// run's id): that reader is new to this run, or it would get nothing until this run's samples caught up.
+    /// The last sequence a reader has: the one its <c>Last-Event-ID</c> names when that id is this run's (a browser
+    /// reconnecting), or its <c>?after=</c>, or, for a new reader, five minutes before the latest. On the app and on the
+    /// live page's server. An id of another run (the page stayed open while the app restarted, and its browser reconnects
+    /// with the old run's id) makes a new reader of this run, whatever the old sequence was: the old run's sequence 5 says
+    /// nothing about this run's. So does an <c>after</c> beyond the latest, which no reader of this run can have seen.
     /// </summary>
-    public static long LastSeen(string? lastEventId, string? after, long latestSequence) =>
-        (ParseSequence(lastEventId) ?? ParseSequence(after)) is { } named && named <= latestSequence
+    public static long LastSeen(string? lastEventId, string? after, long runId, long latestSequence) =>
+        (SequenceOfRun(lastEventId, runId) ?? ParseSequence(after)) is { } named && named <= latestSequence
             ? named
             : Math.Max(0, latestSequence - InitialBacklog);
+
+    private static long? SequenceOfRun(string? eventId, long runId) =>
+        eventId?.Split('-') is [var run, var sequence] && ParseSequence(run) == runId ? ParseSequence(sequence) : null;
 
     /// <summary>Tells the browser to retry a dropped stream after a second; it then sends Last-Event-ID by itself.</summary>
     public static readonly TimeSpan Reconnection = TimeSpan.FromSeconds(1);
@@ -40,7 +49,7 @@ internal static class HealthStream
             return ParameterProblem.Result(InvalidAfter(after));
         }
 
-        var last = LastSeen(context.Request.Headers["Last-Event-ID"].ToString(), after, sampler.LatestSequence);
+        var last = LastSeen(context.Request.Headers["Last-Event-ID"].ToString(), after, sampler.RunId, sampler.LatestSequence);
         context.Response.Headers["X-Accel-Buffering"] = "no";
         return TypedResults.ServerSentEvents(SamplesAsync(sampler, last, lifetime.ApplicationStopping));
     }
@@ -57,7 +66,7 @@ internal static class HealthStream
             {
                 yield return new SseItem<HealthSample>(sample, "sample")
                 {
-                    EventId = sample.Sequence.ToString(CultureInfo.InvariantCulture),
+                    EventId = EventId(sample),
                     ReconnectionInterval = first ? Reconnection : null,
                 };
                 first = false;

@@ -185,7 +185,7 @@ public sealed partial class LivePageServer(
         }
     }
 
-    // Server-sent events as GET /api/threadpool/stream frames them: one `sample` event a second, its sequence as the id,
+    // Server-sent events as GET /api/threadpool/stream frames them: one `sample` event a second, its run and sequence as the id,
     // so a reader that reconnects with Last-Event-ID (EventSource does) or ?after= gets what it missed.
     private void Stream(HttpExchange exchange)
     {
@@ -197,7 +197,7 @@ public sealed partial class LivePageServer(
             return;
         }
 
-        var last = HealthStream.LastSeen(request.Header("Last-Event-ID"), after, detector.LatestSequence);
+        var last = HealthStream.LastSeen(request.Header("Last-Event-ID"), after, detector.RunId, detector.LatestSequence);
         var stream = exchange.BeginStream(200, "text/event-stream", ("X-Accel-Buffering", "no"));
         if (request.Method == "HEAD")
         {
@@ -220,7 +220,7 @@ public sealed partial class LivePageServer(
                         first = false;
                     }
 
-                    frame.Append("event: sample\nid: ").Append(sample.Sequence.ToString(CultureInfo.InvariantCulture))
+                    frame.Append("event: sample\nid: ").Append(HealthStream.EventId(sample))
                         .Append("\ndata: ").Append(JsonSerializer.Serialize(sample, json.Value.SerializerOptions)).Append("\n\n");
                     stream.Write(Encoding.UTF8.GetBytes(frame.ToString()));
                     last = sample.Sequence;

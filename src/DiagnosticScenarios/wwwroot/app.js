@@ -27,8 +27,8 @@ const state = {
 
 // What the page measured about itself, read by the browser tests and handy in the console: when its stream opened, when
 // each sample was taken and when it arrived here (live: taken after the stream opened, not replayed from the backlog),
-// and each export.
-window.livePage = { streamOpenedAt: 0, arrivals: [], exports: [] };
+// each export, and how many unbroken pieces of line each chart drew last.
+window.livePage = { streamOpenedAt: 0, arrivals: [], exports: [], pieces: {} };
 
 const $ = (id) => document.getElementById(id);
 
@@ -45,14 +45,14 @@ const whole = (v) => Math.round(v).toLocaleString('en-US');
 const shortName = (scenario) => scenario.slice(scenario.lastIndexOf('/') + 1);
 
 function series(color, value) {
-  return { color, points: state.samples.map((s) => ({ t: s.unixTimeMs, y: value(s) })) };
+  return { color, points: state.samples.map((s) => ({ t: s.unixTimeMs, sequence: s.sequence, y: value(s) })) };
 }
 
 function endpointSeries(field) {
   const routes = new Set(state.samples.flatMap((s) => s.endpoints.map((e) => e.route)));
   return [...routes].map((route) => ({
     color: colorOf(route),
-    points: state.samples.map((s) => ({ t: s.unixTimeMs, y: s.endpoints.find((e) => e.route === route)?.[field] ?? 0 })),
+    points: state.samples.map((s) => ({ t: s.unixTimeMs, sequence: s.sequence, y: s.endpoints.find((e) => e.route === route)?.[field] ?? 0 })),
   }));
 }
 
@@ -147,14 +147,25 @@ function drawChart(ctx, box, chart, view, style) {
 
   ctx.lineWidth = style.lineWidth;
   ctx.lineJoin = 'round';
+  let pieces = 0;
   for (const s of lines) {
     const points = s.points.filter((p) => p.t >= view.from);
     ctx.strokeStyle = s.color;
     ctx.beginPath();
-    points.forEach((p, i) => (i === 0 ? ctx.moveTo(x(p.t), y(p.y)) : ctx.lineTo(x(p.t), y(p.y))));
+    // A line joins consecutive samples only: where the stream missed some (a reconnect after the app's history had moved
+    // on), the chart shows the gap rather than a straight line across it.
+    points.forEach((p, i) => {
+      if (i === 0 || p.sequence !== points[i - 1].sequence + 1) {
+        ctx.moveTo(x(p.t), y(p.y));
+        pieces += 1;
+      } else {
+        ctx.lineTo(x(p.t), y(p.y));
+      }
+    });
     ctx.stroke();
   }
   ctx.restore();
+  return pieces;
 }
 
 // A dashed vertical line at t, labelled on its own row (a short run's end mark sits close to its start), on the side of
@@ -195,7 +206,7 @@ function renderCharts() {
     const ctx = canvas.getContext('2d');
     ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
     ctx.clearRect(0, 0, width, height);
-    drawChart(ctx, { x: 0, y: 0, w: width, h: height }, chart, view, screenStyle);
+    window.livePage.pieces[chart.id] = drawChart(ctx, { x: 0, y: 0, w: width, h: height }, chart, view, screenStyle);
   }
   document.body.dataset.pixelRatio = ratio;
 }
@@ -264,12 +275,12 @@ function onSample(event) {
   const receivedAt = Date.now();
   const sample = JSON.parse(event.data);
   const last = state.samples[state.samples.length - 1];
-  if (last && sample.sequence <= last.sequence) {
-    if (sample.unixTimeMs <= last.unixTimeMs) {
-      return; // one the page has already
-    }
-    // A lower sequence taken later: the app restarted while the page stayed open, and the server sends the new run's
-    // samples from its first. The old run's figures end here.
+  if (last && sample.runId === last.runId && sample.sequence <= last.sequence) {
+    return; // one the page has already
+  }
+  if (last && sample.runId !== last.runId) {
+    // Another run: the app restarted while the page stayed open, and the server sends the new run's samples from its
+    // first, however long either run has been going. The old run's figures end here.
     state.samples = [];
     state.peakThreads = 0;
     state.peakQueueDelayMs = 0;

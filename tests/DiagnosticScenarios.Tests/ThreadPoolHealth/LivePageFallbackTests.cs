@@ -183,9 +183,8 @@ public sealed class LivePageFallbackTests(LazyBrowser browsers, LivePageFallback
     /// The app restarted while its page stayed open: the browser's stream reconnects to the same port with the first run's
     /// last event id, the server sends the new run's samples from its first, and the page shows them (it had dropped each
     /// as one it already had, and kept the first run's figures). Two servers of its own, one after the other, on one port
-    /// for the live page's server. The page tells a new run by a sequence that goes back; the first run here lasts six
-    /// seconds, the second has taken one or two when the browser reconnects (it retries every second). A first run shorter
-    /// than that would not be told apart: the new run's samples would follow on as if the app had not restarted.
+    /// for the live page's server. The page tells a new run by the run id each sample carries, whichever run is the longer
+    /// (<see cref="LivePage_StartsANewRun_OnASampleOfAnotherRun_WhateverItsSequence"/>).
     /// </summary>
     [ChromiumFact]
     public async Task LivePage_ShowsTheNewRun_WhenTheAppRestartsWhileItIsOpen()
@@ -217,6 +216,94 @@ public sealed class LivePageFallbackTests(LazyBrowser browsers, LivePageFallback
         Assert.Equal(1, first.GetProperty("runs").GetDouble());
         Assert.True(second.GetProperty("latest").GetDouble() > first.GetProperty("latest").GetDouble(), $"{first} then {second}");
         Assert.True(second.GetProperty("samples").GetDouble() < first.GetProperty("samples").GetDouble() + 1, $"the first run's samples were kept: {first} then {second}");
+    }
+
+    // The page's own rule for a restart, fed by hand (HandFedAsync): a run of three seconds, then a sample of another run
+    // whose sequence follows on (the new run had been going four seconds when the browser reconnected). The page starts a
+    // new run, as it does when the sequence goes back, and drops a sample of the new run it already has.
+    [ChromiumFact]
+    public async Task LivePage_StartsANewRun_OnASampleOfAnotherRun_WhateverItsSequence()
+    {
+        var shown = await HandFedAsync("({ runs: Number(document.body.dataset.runs), samples: Number(document.body.dataset.samples) })",
+            [(1, 1), (1, 2), (1, 3), (2, 4), (2, 4), (2, 5)]);
+
+        Assert.Equal(
+            [
+                "run 1, sequence 1: {\"runs\":1,\"samples\":1}",
+                "run 1, sequence 2: {\"runs\":1,\"samples\":2}",
+                "run 1, sequence 3: {\"runs\":1,\"samples\":3}",
+                "run 2, sequence 4: {\"runs\":2,\"samples\":1}",
+                "run 2, sequence 4: {\"runs\":2,\"samples\":1}",
+                "run 2, sequence 5: {\"runs\":2,\"samples\":2}",
+            ],
+            shown);
+    }
+
+    // Samples a reader missed for good (it reconnected after the app's five minutes of history had moved on): each chart's
+    // line stops at the last sample before the gap and starts again at the first after it, one piece of line per series
+    // before the gap and two after (the threads chart draws two series, the queue length one).
+    [ChromiumFact]
+    public async Task LivePage_BreaksItsLines_WhereSamplesAreMissing()
+    {
+        var shown = await HandFedAsync("({ threads: window.livePage.pieces['chart-threads'], queue: window.livePage.pieces['chart-queue-length'] })",
+            [(1, 1), (1, 2), (1, 3), (1, 8), (1, 9)]);
+
+        Assert.Equal(
+            [
+                "run 1, sequence 1: {\"threads\":2,\"queue\":1}",
+                "run 1, sequence 2: {\"threads\":2,\"queue\":1}",
+                "run 1, sequence 3: {\"threads\":2,\"queue\":1}",
+                "run 1, sequence 8: {\"threads\":4,\"queue\":2}",
+                "run 1, sequence 9: {\"threads\":4,\"queue\":2}",
+            ],
+            shown);
+    }
+
+    /// <summary>
+    /// The page fed by hand: the browser's EventSource is replaced, before the page's script runs, by one that connects
+    /// nowhere and hands the page the samples given here (run, sequence), copies of a real one of the app's, each taken a
+    /// second after the one before in sequence. After each, what <paramref name="shown"/> reads once the page has drawn.
+    /// </summary>
+    private async Task<List<string>> HandFedAsync(string shown, (int Run, int Sequence)[] samples)
+    {
+        var app = await server.StartAsync();
+        var browser = await browsers.GetAsync();
+        using var client = new HttpClient { BaseAddress = app.BaseAddress, Timeout = Patience };
+        using var response = await client.GetAsync(new Uri("api/threadpool/stream?after=0", UriKind.Relative), HttpCompletionOption.ResponseHeadersRead).DefaultTimeout();
+        using var reader = new StreamReader(await response.Content.ReadAsStreamAsync().DefaultTimeout());
+        string? line;
+        while ((line = await reader.ReadLineAsync().DefaultTimeout()) is not null && !line.StartsWith("data: ", StringComparison.Ordinal))
+        {
+        }
+
+        const string HandFed = """
+            window.EventSource = class extends EventTarget {
+              constructor(url) { super(); window.handFed = this; setTimeout(() => this.dispatchEvent(new Event('open')), 0); }
+              close() {}
+            };
+            window.feed = (template, runId, sequence) => window.handFed.dispatchEvent(new MessageEvent('sample', {
+              data: JSON.stringify({ ...template, runId, sequence, unixTimeMs: template.unixTimeMs + sequence * 1000 }) }));
+            """;
+        var template = line!["data: ".Length..];
+
+        var steps = await Task.Run(() => browser.WithScriptBeforeEachPage(HandFed, () =>
+        {
+            browser.Driver.Navigate().GoToUrl(app.BaseAddress);
+            SharedBrowser.WaitUntil(() => browser.Read<bool>("window.handFed !== undefined"), Patience, "open its stream");
+            var steps = new List<string>();
+            foreach (var (run, sequence) in samples)
+            {
+                browser.Driver.ExecuteScript($"window.feed({template}, {run}, {sequence});");
+                // The page draws at the next frame; the driver waits for the promise of the one after it.
+                browser.Driver.ExecuteScript("return new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(() => resolve(true))));");
+                steps.Add($"run {run}, sequence {sequence}: {browser.Read<JsonElement>(shown)}");
+            }
+
+            return steps;
+        })).TimeoutAfter(Patience + Patience);
+
+        output.WriteLine(string.Join('\n', steps));
+        return steps;
     }
 
     // A script run before the page's own: its fetches of the URLs `matches` picks get `instead`, the others go out as

@@ -45,37 +45,39 @@ public sealed class ThreadPoolHealthApiTests(InProcessApp app, ITestOutputHelper
     {
         using var client = _app.CreateClient();
         // A reader that last saw sample 1 while several more are in the ring (one a second).
-        var snapshot = await ThreadPoolApi.ShowsAsync(client, s => Sequence(s) >= 4);
-        var latest = Sequence(snapshot);
+        var run = await RunIdAsync(client);
+        var latest = Sequence(await ThreadPoolApi.ShowsAsync(client, s => Sequence(s) >= 4));
         using var request = new HttpRequestMessage(HttpMethod.Get, "/api/threadpool/stream");
-        request.Headers.Add("Last-Event-ID", "1");
+        request.Headers.Add("Last-Event-ID", $"{run}-1");
 
         using var response = await client.SendAsync(request, HttpCompletionOption.ResponseHeadersRead).DefaultTimeout();
-        var (events, _) = await ReadEventsAsync(response, last: e => long.Parse(e.EventId!, CultureInfo.InvariantCulture) > latest);
+        var (events, _) = await ReadEventsAsync(response, last: e => SequenceOf(e) > latest);
 
         // Every sample from 2 to the latest the API showed, then the next one, whether replayed or sent live.
         Assert.Equal("text/event-stream", response.Content.Headers.ContentType?.MediaType);
-        Assert.Equal(Enumerable.Range(2, (int)latest).Select(i => i.ToString(CultureInfo.InvariantCulture)), events.Select(e => e.EventId));
+        Assert.Equal(Enumerable.Range(2, (int)latest).Select(i => $"{run}-{i}"), events.Select(e => e.EventId));
     }
 
-    // A page left open while the app restarted: its browser reconnects with the old run's id, far beyond this run's.
+    // A page left open while the app restarted: its browser reconnects with the old run's id, whose sequence says nothing
+    // about this run's (here one this run has passed, so a rule that read only the sequence would skip this run's first).
     [Fact]
-    public async Task Stream_TreatsALastEventIdBeyondTheLatestAsAnotherRunsAndSendsThisRunsSamples()
+    public async Task Stream_TreatsALastEventIdOfAnotherRunAsANewReader_AndSendsThisRunsSamplesFromTheFirst()
     {
         using var client = _app.CreateClient();
-        var latest = Sequence(await ThreadPoolApi.ShowsAsync(client, s => Sequence(s) >= 2));
+        var run = await RunIdAsync(client);
+        var latest = Sequence(await ThreadPoolApi.ShowsAsync(client, s => Sequence(s) >= 3));
         using var request = new HttpRequestMessage(HttpMethod.Get, "/api/threadpool/stream");
-        request.Headers.Add("Last-Event-ID", "1800");
+        request.Headers.Add("Last-Event-ID", $"{run - 60_000}-2");
 
         using var response = await client.SendAsync(request, HttpCompletionOption.ResponseHeadersRead).DefaultTimeout();
-        var (events, _) = await ReadEventsAsync(response, last: e => long.Parse(e.EventId!, CultureInfo.InvariantCulture) >= latest);
+        var (events, _) = await ReadEventsAsync(response, last: e => SequenceOf(e) >= latest);
 
         // This run's backlog from its first sample, as for a new reader.
-        Assert.Equal("1", events[0].EventId);
+        Assert.Equal($"{run}-1", events[0].EventId);
     }
 
     [Fact]
-    public async Task Stream_FramesEachSampleWithItsSequenceAsTheEventId_AndAsksForRetryAfterASecond()
+    public async Task Stream_FramesEachSampleWithItsRunAndSequenceAsTheEventId_AndAsksForRetryAfterASecond()
     {
         // TypedResults.ServerSentEvents writes the frames; an RC of .NET 10 left out the id line (aspnetcore#64183),
         // without which the browser sends no Last-Event-ID and a reconnect loses what it missed.
@@ -88,10 +90,12 @@ public sealed class ThreadPoolHealthApiTests(InProcessApp app, ITestOutputHelper
 
         var first = Assert.Single(events);
         Assert.Equal("sample", first.EventType);
-        Assert.Equal("1", first.EventId);
-        Assert.Equal(TimeSpan.FromSeconds(1), parser.ReconnectionInterval);
         using var data = JsonDocument.Parse(first.Data);
+        var run = data.RootElement.GetProperty("runId").GetInt64();
+        Assert.InRange(run, DateTimeOffset.UtcNow.AddHours(-1).ToUnixTimeMilliseconds(), DateTimeOffset.UtcNow.ToUnixTimeMilliseconds());
         Assert.Equal(1, data.RootElement.GetProperty("sequence").GetInt64());
+        Assert.Equal($"{run}-1", first.EventId);
+        Assert.Equal(TimeSpan.FromSeconds(1), parser.ReconnectionInterval);
     }
 
     // Capture now is the one control the page's own server takes (the page sends it there, off the starved pool), behind
@@ -266,6 +270,19 @@ public sealed class ThreadPoolHealthApiTests(InProcessApp app, ITestOutputHelper
 
     // The sample the detector recorded last, as the API shows it (0 before the first).
     private static long Sequence(JsonElement snapshot) => snapshot.GetProperty("starvation").GetProperty("sequence").GetInt64();
+
+    // An event id is the run, a dash and the sequence.
+    private static long SequenceOf(SseItem<string> e) => long.Parse(e.EventId![(e.EventId!.IndexOf('-', StringComparison.Ordinal) + 1)..], CultureInfo.InvariantCulture);
+
+    // This app's run, as its first sample carries it.
+    private static async Task<long> RunIdAsync(HttpClient client)
+    {
+        await ThreadPoolApi.ShowsAsync(client, s => Sequence(s) >= 1);
+        using var response = await client.GetAsync(new Uri("/api/threadpool/stream?after=0", UriKind.Relative), HttpCompletionOption.ResponseHeadersRead).DefaultTimeout();
+        var (events, _) = await ReadEventsAsync(response, last: _ => true);
+        using var data = JsonDocument.Parse(events[0].Data);
+        return data.RootElement.GetProperty("runId").GetInt64();
+    }
 
     /// <summary>The stream's events as System.Net.ServerSentEvents parses them, up to the first for which <paramref name="last"/> holds; each read bounded.</summary>
     private static async Task<(List<SseItem<string>> Events, SseParser<string> Parser)> ReadEventsAsync(HttpResponseMessage response, Func<SseItem<string>, bool> last)
