@@ -1,6 +1,8 @@
 'use strict';
 
 const palette = ['#2563eb', '#dc2626', '#16a34a', '#9333ea', '#ea580c', '#0891b2', '#ca8a04', '#db2777', '#4b5563'];
+// The palette's colours solid, then dashed, then dotted: 27 endpoints told apart before a style repeats.
+const dashes = [[], [10, 6], [2, 4]];
 const keepSeconds = 300;
 const keepArrivals = 3600;
 const loadPollMs = 1000;
@@ -12,7 +14,8 @@ const loadEndColor = '#6b7280';
 const state = {
   samples: [],
   controlsAt: '',
-  colors: new Map(),
+  // Each endpoint's line style, { color, dash }, in the order the endpoints first showed.
+  styles: new Map(),
   // Every load run this page has seen, by start time: each leaves its marks on the charts while they show its time.
   loads: new Map(),
   latestLoad: null,
@@ -32,11 +35,12 @@ window.livePage = { streamOpenedAt: 0, arrivals: [], exports: [], pieces: {} };
 
 const $ = (id) => document.getElementById(id);
 
-function colorOf(route) {
-  if (!state.colors.has(route)) {
-    state.colors.set(route, palette[state.colors.size % palette.length]);
+function styleOf(route) {
+  if (!state.styles.has(route)) {
+    const i = state.styles.size;
+    state.styles.set(route, { color: palette[i % palette.length], dash: dashes[Math.floor(i / palette.length) % dashes.length] });
   }
-  return state.colors.get(route);
+  return state.styles.get(route);
 }
 
 const pad = (n) => String(n).padStart(2, '0');
@@ -45,13 +49,13 @@ const whole = (v) => Math.round(v).toLocaleString('en-US');
 const shortName = (scenario) => scenario.slice(scenario.lastIndexOf('/') + 1);
 
 function series(color, value) {
-  return { color, points: state.samples.map((s) => ({ t: s.unixTimeMs, sequence: s.sequence, y: value(s) })) };
+  return { color, dash: [], points: state.samples.map((s) => ({ t: s.unixTimeMs, sequence: s.sequence, y: value(s) })) };
 }
 
 function endpointSeries(field) {
   const routes = new Set(state.samples.flatMap((s) => s.endpoints.map((e) => e.route)));
   return [...routes].map((route) => ({
-    color: colorOf(route),
+    ...styleOf(route),
     points: state.samples.map((s) => ({ t: s.unixTimeMs, sequence: s.sequence, y: s.endpoints.find((e) => e.route === route)?.[field] ?? 0 })),
   }));
 }
@@ -151,6 +155,7 @@ function drawChart(ctx, box, chart, view, style) {
   for (const s of lines) {
     const points = s.points.filter((p) => p.t >= view.from);
     ctx.strokeStyle = s.color;
+    ctx.setLineDash(s.dash.map((d) => d * style.lineWidth / 2));
     ctx.beginPath();
     // A line joins consecutive samples only: where the stream missed some (a reconnect after the app's history had moved
     // on), the chart shows the gap rather than a straight line across it.
@@ -232,10 +237,12 @@ function render() {
   status.textContent = last.starved ? `STARVED: ${last.starvation}` : `healthy: ${last.starvation.split(':')[0]}`;
 
   renderCharts();
-  $('legend').replaceChildren(...[...state.colors].map(([route, color]) => {
+  $('legend').replaceChildren(...[...state.styles].map(([route, { color, dash }]) => {
     const span = document.createElement('span');
     const swatch = document.createElement('i');
-    swatch.style.background = color;
+    // A piece of the line as the charts draw it: solid, dashed or dotted.
+    swatch.style.background = dash.length ? `repeating-linear-gradient(90deg, ${color} 0 ${dash[0]}px, transparent ${dash[0]}px ${dash[0] + dash[1]}px)` : color;
+    swatch.dataset.style = `${color} ${dash.join(',') || 'solid'}`;
     span.append(swatch, route);
     return span;
   }));
@@ -394,7 +401,8 @@ async function exportPng() {
   const h = (slide.height - top - 20 - gap) / 2;
   const cell = (i) => ({ x: 30 + (i % columns) * (w + gap), y: top + Math.floor(i / columns) * (h + gap), w, h });
   charts.forEach((chart, i) => drawChart(ctx, cell(i), chart, view, slideStyle));
-  drawKey(ctx, cell(charts.length));
+  const key = drawKey(ctx, cell(charts.length));
+  const keyCell = cell(charts.length);
 
   const blob = await new Promise((resolve) => canvas.toBlob(resolve, 'image/png'));
   const d = new Date();
@@ -407,33 +415,51 @@ async function exportPng() {
   link.click();
   link.remove();
   setTimeout(() => URL.revokeObjectURL(url), 60000);
-  window.livePage.exports.push({ name, width: canvas.width, height: canvas.height, bytes: blob.size });
+  window.livePage.exports.push({ name, width: canvas.width, height: canvas.height, bytes: blob.size, key: { ...key, cellBottom: keyCell.y + keyCell.h } });
   $('export-status').textContent = `Saved ${name} (${canvas.width}×${canvas.height}, ${Math.round(blob.size / 1024)} KB).`;
 }
 
 const loadSummary = (r) => `${r.requestsPerSecond.toFixed(1)} req/s, average ${whole(r.latency.average)} ms, p99 ${whole(r.latency.p99)} ms, ${whole(r.failures)} errors`;
 
-// The slide's eighth cell: what the colours, the shading and the marks mean.
+// The slide's eighth cell: what the colours, the shading and the marks mean. Its rows close up to fit more endpoints; those
+// that still do not fit are counted on its last row. Returns how many endpoints it names and how many it counts.
 function drawKey(ctx, box) {
   ctx.save();
   ctx.font = '600 18px system-ui, sans-serif';
   ctx.fillStyle = '#1d2330';
   ctx.fillText('Key', box.x + 4, box.y + 24);
   ctx.font = '15px system-ui, sans-serif';
+  const fixedRows = 3;
+  const routes = [...state.styles];
+  const space = box.y + box.h - (box.y + 56) + 12;
+  const step = Math.max(22, Math.min(28, space / (fixedRows + routes.length)));
+  const fits = Math.floor(space / step) - fixedRows;
+  const named = routes.length <= fits ? routes.length : fits - 1;
   let y = box.y + 56;
   const row = (draw, text) => {
     draw(box.x + 4, y - 12);
     ctx.fillStyle = '#1d2330';
     ctx.fillText(text, box.x + 40, y);
-    y += 28;
+    y += step;
   };
   row((x0, y0) => { ctx.fillStyle = starvedShade; ctx.fillRect(x0, y0, 26, 16); }, 'the detector declared starvation');
   row((x0, y0) => { ctx.fillStyle = loadStartColor; ctx.fillRect(x0 + 11, y0 - 2, 3, 20); }, 'a load run started');
   row((x0, y0) => { ctx.fillStyle = loadEndColor; ctx.fillRect(x0 + 11, y0 - 2, 3, 20); }, 'a load run ended');
-  for (const [route, color] of state.colors) {
-    row((x0, y0) => { ctx.fillStyle = color; ctx.fillRect(x0, y0 + 4, 26, 6); }, route);
+  for (const [route, { color, dash }] of routes.slice(0, named)) {
+    row((x0, y0) => {
+      ctx.strokeStyle = color;
+      ctx.lineWidth = slideStyle.lineWidth;
+      ctx.setLineDash(dash.map((d) => d * slideStyle.lineWidth / 2));
+      ctx.beginPath(); ctx.moveTo(x0, y0 + 7); ctx.lineTo(x0 + 26, y0 + 7); ctx.stroke();
+      ctx.setLineDash([]);
+    }, route);
+  }
+  const counted = routes.length - named;
+  if (counted > 0) {
+    row(() => {}, `… and ${counted} more endpoint${counted === 1 ? '' : 's'}: the page's legend names them`);
   }
   ctx.restore();
+  return { named, counted, bottom: y - step + 6 };
 }
 
 // The load control's choices and their one-line explanations come from the app's scenario catalogue.

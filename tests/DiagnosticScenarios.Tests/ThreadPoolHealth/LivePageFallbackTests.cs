@@ -259,12 +259,38 @@ public sealed class LivePageFallbackTests(LazyBrowser browsers, LivePageFallback
             shown);
     }
 
+    // A presenter's page after a tour of the catalogue: twenty endpoints with requests in the charts' five minutes. The
+    // legend tells each line apart (the palette's nine colours solid, then dashed, then dotted), and the slide's key names
+    // as many as fit in its cell and counts the rest, inside the cell.
+    [ChromiumFact]
+    public async Task LivePage_TellsTwentyEndpointsApart_AndItsSlideKeyNamesWhatFitsAndCountsTheRest()
+    {
+        const int Endpoints = 20;
+        var styles = await HandFedAsync("[...document.querySelectorAll('#legend i')].map((i) => i.dataset.style)", [(1, 1), (1, 2)], Endpoints);
+        var browser = await browsers.GetAsync();
+
+        var key = await Task.Run(() =>
+        {
+            browser.Driver.ExecuteScript("document.getElementById('export-png').click();");
+            SharedBrowser.WaitUntil(() => browser.Read<int>("window.livePage.exports.length") == 1, Patience, "save its slide");
+            return browser.Read<JsonElement>("window.livePage.exports[0].key");
+        }).TimeoutAfter(Patience + Patience);
+
+        output.WriteLine($"the slide's key: {key}");
+        var legend = JsonSerializer.Deserialize<string[]>(styles[^1][(styles[^1].IndexOf(": ", StringComparison.Ordinal) + 2)..])!;
+        Assert.Equal(Endpoints, legend.Length);
+        Assert.Equal(Endpoints, legend.Distinct().Count());
+        Assert.Equal(Endpoints, key.GetProperty("named").GetInt32() + key.GetProperty("counted").GetInt32());
+        Assert.InRange(key.GetProperty("named").GetInt32(), 9, Endpoints - 1);
+        Assert.True(key.GetProperty("bottom").GetDouble() <= key.GetProperty("cellBottom").GetDouble(), $"the key runs out of its cell: {key}");
+    }
+
     /// <summary>
     /// The page fed by hand: the browser's EventSource is replaced, before the page's script runs, by one that connects
     /// nowhere and hands the page the samples given here (run, sequence), copies of a real one of the app's, each taken a
     /// second after the one before in sequence. After each, what <paramref name="shown"/> reads once the page has drawn.
     /// </summary>
-    private async Task<List<string>> HandFedAsync(string shown, (int Run, int Sequence)[] samples)
+    private async Task<List<string>> HandFedAsync(string shown, (int Run, int Sequence)[] samples, int endpoints = 0)
     {
         var app = await server.StartAsync();
         var browser = await browsers.GetAsync();
@@ -281,8 +307,12 @@ public sealed class LivePageFallbackTests(LazyBrowser browsers, LivePageFallback
               constructor(url) { super(); window.handFed = this; setTimeout(() => this.dispatchEvent(new Event('open')), 0); }
               close() {}
             };
-            window.feed = (template, runId, sequence) => window.handFed.dispatchEvent(new MessageEvent('sample', {
-              data: JSON.stringify({ ...template, runId, sequence, unixTimeMs: template.unixTimeMs + sequence * 1000 }) }));
+            // Given a number of endpoints, the sample reports that many, each with a request a second.
+            window.feed = (template, runId, sequence, endpoints) => window.handFed.dispatchEvent(new MessageEvent('sample', {
+              data: JSON.stringify({
+                ...template, runId, sequence, unixTimeMs: template.unixTimeMs + sequence * 1000,
+                endpoints: endpoints ? Array.from({ length: endpoints }, (_, i) => ({ route: `GET /api/endpoint-${i + 1}`, inFlight: 0, holdingThread: 0, completed: 1, latencyAvgMs: 1, latencyMaxMs: 1, holdAvgMs: 0, holdMaxMs: 0 })) : template.endpoints,
+              }) }));
             """;
         var template = line!["data: ".Length..];
 
@@ -293,7 +323,7 @@ public sealed class LivePageFallbackTests(LazyBrowser browsers, LivePageFallback
             var steps = new List<string>();
             foreach (var (run, sequence) in samples)
             {
-                browser.Driver.ExecuteScript($"window.feed({template}, {run}, {sequence});");
+                browser.Driver.ExecuteScript($"window.feed({template}, {run}, {sequence}, {endpoints});");
                 // The page draws at the next frame; the driver waits for the promise of the one after it.
                 browser.Driver.ExecuteScript("return new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(() => resolve(true))));");
                 steps.Add($"run {run}, sequence {sequence}: {browser.Read<JsonElement>(shown)}");
