@@ -242,7 +242,6 @@ function render() {
     const swatch = document.createElement('i');
     // A piece of the line as the charts draw it: solid, dashed or dotted.
     swatch.style.background = dash.length ? `repeating-linear-gradient(90deg, ${color} 0 ${dash[0]}px, transparent ${dash[0]}px ${dash[0] + dash[1]}px)` : color;
-    swatch.dataset.style = `${color} ${dash.join(',') || 'solid'}`;
     span.append(swatch, route);
     return span;
   }));
