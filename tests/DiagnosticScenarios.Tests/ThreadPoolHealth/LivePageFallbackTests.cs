@@ -18,7 +18,7 @@ namespace DiagnosticScenarios.Tests.ThreadPoolHealth;
 /// the class runs beside the functional tests, with a browser of its own.
 /// </summary>
 [Trait(TestCategory.Name, TestCategory.Load)]
-[StartsEarly("a headless Chromium and six servers of its own: 20–28 s in CI")]
+[StartsEarly("a headless Chromium and four servers of its own: 16–28 s in CI")]
 public sealed class LivePageFallbackTests(LazyBrowser browsers, LivePageFallbackTests.Server server, ITestOutputHelper output)
     : IClassFixture<LazyBrowser>, IClassFixture<LivePageFallbackTests.Server>
 {
