@@ -21,14 +21,16 @@ internal static class HealthStream
         string.Create(CultureInfo.InvariantCulture, $"{sample.RunId}-{sample.Sequence}");
 
     /// <summary>
-    /// The last sequence a reader has: the one its <c>Last-Event-ID</c> names when that id is this run's (a browser
-    /// reconnecting), or its <c>?after=</c>, or, for a new reader, five minutes before the latest. On the app and on the
-    /// live page's server. An id of another run (the page stayed open while the app restarted, and its browser reconnects
-    /// with the old run's id) makes a new reader of this run, whatever the old sequence was: the old run's sequence 5 says
-    /// nothing about this run's. So does an <c>after</c> beyond the latest, which no reader of this run can have seen.
+    /// The last sequence a reader has, on the app and on the live page's server. A reader that reconnects (a browser does
+    /// by itself) says it with <c>Last-Event-ID</c>, which then decides alone: this run's id names its sequence; an id of
+    /// another run (the page stayed open while the app restarted) or any other text makes a new reader of this run,
+    /// whatever the old sequence was, and whatever <c>?after=</c> the reader's URL still carries from its first connection:
+    /// the old run's sequence 5 says nothing about this run's. Without the header, <c>?after=</c> names a sequence of this
+    /// run. A new reader gets the last five minutes (the run's first sample onwards while it is younger); so does an
+    /// <c>after</c> beyond the latest, which no reader of this run can have seen.
     /// </summary>
     public static long LastSeen(string? lastEventId, string? after, long runId, long latestSequence) =>
-        (SequenceOfRun(lastEventId, runId) ?? ParseSequence(after)) is { } named && named <= latestSequence
+        (string.IsNullOrEmpty(lastEventId) ? ParseSequence(after) : SequenceOfRun(lastEventId, runId)) is { } named && named <= latestSequence
             ? named
             : Math.Max(0, latestSequence - InitialBacklog);
 

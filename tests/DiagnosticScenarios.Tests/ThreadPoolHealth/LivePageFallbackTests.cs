@@ -218,9 +218,10 @@ public sealed class LivePageFallbackTests(LazyBrowser browsers, LivePageFallback
         Assert.True(second.GetProperty("samples").GetDouble() < first.GetProperty("samples").GetDouble() + 1, $"the first run's samples were kept: {first} then {second}");
     }
 
-    // The page's own rule for a restart, fed by hand (HandFedAsync): a run of three seconds, then a sample of another run
-    // whose sequence follows on (the new run had been going four seconds when the browser reconnected). The page starts a
-    // new run, as it does when the sequence goes back, and drops a sample of the new run it already has.
+    // The page's own rule for a restart, fed by hand (HandFedAsync): a run of three seconds, then samples of another run
+    // whose sequences follow on from the first run's (as a backlog of a run older than five minutes would: the server sends
+    // a new run's last five minutes). The page starts a new run on the run id alone, not on the sequence, and drops a
+    // sample of the new run it already has.
     [ChromiumFact]
     public async Task LivePage_StartsANewRun_OnASampleOfAnotherRun_WhateverItsSequence()
     {
