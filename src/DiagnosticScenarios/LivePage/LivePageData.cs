@@ -26,15 +26,14 @@ public sealed class LivePageData(
     /// </summary>
     public (int Status, object Body) CaptureNow()
     {
-        var patience = StackCaptureRegistration.CapturePatience;
         var pending = capture.CaptureNowAsync();
 #pragma warning disable VSTHRD002 // deliberate: a thread of the page's own server waits, never a pool thread
-        if (pending.Wait(patience))
+        if (pending.Wait(StackCaptureRegistration.CapturePatience))
         {
             return StackCaptureRegistration.Answer(pending.Result);
         }
 #pragma warning restore VSTHRD002
 
-        return StackCaptureRegistration.NotInTime(patience);
+        return StackCaptureRegistration.NotInTime();
     }
 }

@@ -53,7 +53,7 @@ public static class StackCaptureRegistration
                 }
                 catch (TimeoutException)
                 {
-                    return Result(NotInTime(CapturePatience));
+                    return Result(NotInTime());
                 }
             })
             .RequireControlGate()
@@ -85,9 +85,9 @@ public static class StackCaptureRegistration
     /// </summary>
     public static readonly TimeSpan CapturePatience = TimeSpan.FromMinutes(1);
 
-    /// <summary>The 503 of a capture not finished within <paramref name="patience"/>; it goes on, and the latest shows it.</summary>
-    public static (int Status, object Body) NotInTime(TimeSpan patience) => Unavailable(string.Create(CultureInfo.InvariantCulture,
-        $"The capture did not finish within {patience.TotalSeconds:0} s; GET /api/threadpool/stacks shows it once it has."));
+    /// <summary>The 503 of a capture not finished within <see cref="CapturePatience"/>; it goes on, and the latest shows it.</summary>
+    public static (int Status, object Body) NotInTime() => Unavailable(string.Create(CultureInfo.InvariantCulture,
+        $"The capture did not finish within {CapturePatience.TotalSeconds:0} s; GET /api/threadpool/stacks shows it once it has."));
 
     /// <summary>The 503 of a capture that could not be taken, or not in time, saying why.</summary>
     public static (int Status, object Body) Unavailable(string? detail, Dictionary<string, object?>? extensions = null)

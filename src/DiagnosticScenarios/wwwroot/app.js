@@ -400,8 +400,8 @@ async function exportPng() {
   const h = (slide.height - top - 20 - gap) / 2;
   const cell = (i) => ({ x: 30 + (i % columns) * (w + gap), y: top + Math.floor(i / columns) * (h + gap), w, h });
   charts.forEach((chart, i) => drawChart(ctx, cell(i), chart, view, slideStyle));
-  const key = drawKey(ctx, cell(charts.length));
   const keyCell = cell(charts.length);
+  const key = drawKey(ctx, keyCell);
 
   const blob = await new Promise((resolve) => canvas.toBlob(resolve, 'image/png'));
   const d = new Date();

@@ -56,7 +56,6 @@ public sealed class BlockingScenarioEndpointTests(InProcessApp app, ITestOutputH
         Assert.True(elapsed >= wait - TimerResolution, $"{scenario.Route} answered in {elapsed.TotalMilliseconds:F0} ms, before its default wait of {wait.TotalMilliseconds} ms.");
     }
 
-    // A GET, or the catalogue's method with a body of its size uploaded over the given time.
     // The upstream gone (an app of its own, whose upstream this test stops): a 503 naming it and the socket's reason, as the
     // SQL scenarios name their database, not a 500.
     [Theory]
@@ -77,6 +76,7 @@ public sealed class BlockingScenarioEndpointTests(InProcessApp app, ITestOutputH
         Assert.Equal(HttpStatusCode.OK, ping.StatusCode);
     }
 
+    // A GET, or the catalogue's method with a body of its size uploaded over the given time.
     private static async Task<(HttpStatusCode Status, string Body, TimeSpan Elapsed)> SendAsync(HttpClient client, Scenario scenario, string query, TimeSpan uploadOver)
     {
         using var request = new HttpRequestMessage(scenario.Load is { } load ? new HttpMethod(load.Method) : HttpMethod.Get, new Uri(scenario.Route + query, UriKind.Relative))

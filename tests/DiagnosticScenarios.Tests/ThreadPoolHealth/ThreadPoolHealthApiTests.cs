@@ -47,14 +47,11 @@ public sealed class ThreadPoolHealthApiTests(InProcessApp app, ITestOutputHelper
         // A reader that last saw sample 1 while several more are in the ring (one a second).
         var run = await RunIdAsync(client);
         var latest = Sequence(await ThreadPoolApi.ShowsAsync(client, s => Sequence(s) >= 4));
-        using var request = new HttpRequestMessage(HttpMethod.Get, "/api/threadpool/stream");
-        request.Headers.Add("Last-Event-ID", $"{run}-1");
 
-        using var response = await client.SendAsync(request, HttpCompletionOption.ResponseHeadersRead).DefaultTimeout();
-        var (events, _) = await ReadEventsAsync(response, last: e => SequenceOf(e) > latest);
+        var (mediaType, events) = await ReconnectAsync(client, $"{run}-1", last: e => SequenceOf(e) > latest);
 
         // Every sample from 2 to the latest the API showed, then the next one, whether replayed or sent live.
-        Assert.Equal("text/event-stream", response.Content.Headers.ContentType?.MediaType);
+        Assert.Equal("text/event-stream", mediaType);
         Assert.Equal(Enumerable.Range(2, (int)latest).Select(i => $"{run}-{i}"), events.Select(e => e.EventId));
     }
 
@@ -66,11 +63,8 @@ public sealed class ThreadPoolHealthApiTests(InProcessApp app, ITestOutputHelper
         using var client = _app.CreateClient();
         var run = await RunIdAsync(client);
         var latest = Sequence(await ThreadPoolApi.ShowsAsync(client, s => Sequence(s) >= 3));
-        using var request = new HttpRequestMessage(HttpMethod.Get, "/api/threadpool/stream");
-        request.Headers.Add("Last-Event-ID", $"{run - 60_000}-2");
 
-        using var response = await client.SendAsync(request, HttpCompletionOption.ResponseHeadersRead).DefaultTimeout();
-        var (events, _) = await ReadEventsAsync(response, last: e => SequenceOf(e) >= latest);
+        var (_, events) = await ReconnectAsync(client, $"{run - 60_000}-2", last: e => SequenceOf(e) >= latest);
 
         // This run's backlog from its first sample, as for a new reader.
         Assert.Equal($"{run}-1", events[0].EventId);
@@ -273,6 +267,16 @@ public sealed class ThreadPoolHealthApiTests(InProcessApp app, ITestOutputHelper
 
     // An event id is the run, a dash and the sequence.
     private static long SequenceOf(SseItem<string> e) => long.Parse(e.EventId![(e.EventId!.IndexOf('-', StringComparison.Ordinal) + 1)..], CultureInfo.InvariantCulture);
+
+    // A reader reconnecting as a browser does, with the id of the last event it had: its events up to the first `last` holds.
+    private static async Task<(string? MediaType, List<SseItem<string>> Events)> ReconnectAsync(HttpClient client, string lastEventId, Func<SseItem<string>, bool> last)
+    {
+        using var request = new HttpRequestMessage(HttpMethod.Get, "/api/threadpool/stream");
+        request.Headers.Add("Last-Event-ID", lastEventId);
+        using var response = await client.SendAsync(request, HttpCompletionOption.ResponseHeadersRead).DefaultTimeout();
+        var (events, _) = await ReadEventsAsync(response, last);
+        return (response.Content.Headers.ContentType?.MediaType, events);
+    }
 
     // This app's run, as its first sample carries it.
     private static async Task<long> RunIdAsync(HttpClient client)
