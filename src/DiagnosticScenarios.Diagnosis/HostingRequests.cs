@@ -103,9 +103,16 @@ public static class HostingRequests
 
         public bool IsEmpty => _started.Count == 0;
 
+        /// <summary>How many requests started, all of them, the ones counted under <see cref="Others"/> too.</summary>
+        public int Count { get; private set; }
+
+        /// <summary>The last request started on <paramref name="threadId"/>, or null when none has.</summary>
+        public string? Last(int threadId) => _last.GetValueOrDefault(threadId);
+
         public void Add(int threadId, string request)
         {
             _last[threadId] = request;
+            Count++;
             var counted = _started.Count < MaxCounted || _started.ContainsKey(request) ? request : Others;
             _started[counted] = _started.GetValueOrDefault(counted) + 1;
         }
@@ -113,7 +120,7 @@ public static class HostingRequests
         /// <param name="when">When they started, for the labels' source, e.g. "over 1.5 s" or "while watching".</param>
         /// <param name="none">What to say of threads that started none.</param>
         public RequestLabels Labels(string when, string none) => new(
-            $"ASP.NET Core's hosting events {when} ({_started.Values.Sum()} requests started)",
+            $"ASP.NET Core's hosting events {when} ({Count} requests started)",
             "last request started on these threads:",
             none,
             new Dictionary<int, string>(_last),

@@ -70,9 +70,8 @@ public static class WaitAnalyzer
         using var resolver = new StackResolver(log.TraceLog, nettracePath, options);
         var open = new Dictionary<int, (double StartMs, ResolvedStack Stack, string? Request)>();
         var waits = new List<(int ThreadId, double Ms, bool Finished, ResolvedStack Stack, string? Request)>();
-        var lastRequest = new Dictionary<int, string>();
+        var requests = new HostingRequests.Tally();
         var starts = 0;
-        var requestsStarted = 0;
         var adjustments = new Dictionary<string, int>(StringComparer.Ordinal);
 
         var source = log.TraceLog.Events.GetSource();
@@ -80,8 +79,7 @@ public static class WaitAnalyzer
         {
             if (HostingRequests.RequestStarted(data) is { } request)
             {
-                requestsStarted++;
-                lastRequest[data.ThreadID] = request;
+                requests.Add(data.ThreadID, request);
             }
         };
         source.Clr.ThreadPoolWorkerThreadAdjustmentAdjustment += data =>
@@ -92,7 +90,7 @@ public static class WaitAnalyzer
         source.Clr.WaitHandleWaitStart += data =>
         {
             starts++;
-            open[data.ThreadID] = (data.TimeStampRelativeMSec, resolver.Resolve(resolver.Frames(data.CallStack())), lastRequest.GetValueOrDefault(data.ThreadID));
+            open[data.ThreadID] = (data.TimeStampRelativeMSec, resolver.Resolve(resolver.Frames(data.CallStack())), requests.Last(data.ThreadID));
         };
         source.Clr.WaitHandleWaitStop += data =>
         {
@@ -140,7 +138,7 @@ public static class WaitAnalyzer
             .ThenByDescending(s => s.Count)
             .ToList();
 
-        return new WaitAnalysis(0, Math.Round(endMs, 1), starts, poolWaits.Count, sites) { Modules = resolver.Modules, RequestsStarted = requestsStarted, PoolAdjustments = adjustments, EventsLost = log.TraceLog.EventsLost };
+        return new WaitAnalysis(0, Math.Round(endMs, 1), starts, poolWaits.Count, sites) { Modules = resolver.Modules, RequestsStarted = requests.Count, PoolAdjustments = adjustments, EventsLost = log.TraceLog.EventsLost };
     }
 
     // A call site is the app's lines and the kind of blocking call made there: the frame names of one call change as the

@@ -65,6 +65,9 @@ public sealed class HostingRequestsTests : IDisposable
         Assert.Equal(2, labels.Started["GET /orders/0"]);
         Assert.Equal(5, labels.Started[HostingRequests.Tally.Others]);
         Assert.Equal(Max + 6, labels.Started.Values.Sum());
+        Assert.Equal(Max + 6, tally.Count);
+        Assert.Equal("GET /orders/0", tally.Last(2));
+        Assert.Null(tally.Last(3));
         Assert.Equal($"GET /orders/{Max + 4}", labels.ByThread[1]);
         Assert.Equal("GET /orders/0", labels.ByThread[2]);
     }
