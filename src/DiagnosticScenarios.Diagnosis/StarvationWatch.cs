@@ -68,7 +68,7 @@ public static class StarvationWatch
                 do
                 {
                     var left = timeout - deadline.Elapsed;
-                    woken = WaitHandle.WaitAny([reading.Starved.WaitHandle, reading.Unreadable.WaitHandle, ended], left < MaxWait ? (left > TimeSpan.Zero ? left : TimeSpan.Zero) : MaxWait);
+                    woken = WaitHandle.WaitAny([reading.Starved.WaitHandle, reading.Unreadable.WaitHandle, ended], TimeSpan.FromTicks(Math.Clamp(left.Ticks, 0, MaxWait.Ticks)));
                 }
                 while (woken == WaitHandle.WaitTimeout && deadline.Elapsed < timeout);
 

@@ -51,7 +51,7 @@ public static class DependencyFailures
             Detail = cause,
             Instance = context.HttpContext.Request.Path,
         };
-        foreach (var (key, value) in extensions ?? new Dictionary<string, object?>())
+        foreach (var (key, value) in extensions ?? Enumerable.Empty<KeyValuePair<string, object?>>())
         {
             problem.Extensions[key] = value;
         }

@@ -430,7 +430,8 @@ function drawKey(ctx, box) {
   ctx.font = '15px system-ui, sans-serif';
   const fixedRows = 3;
   const routes = [...state.styles];
-  const space = box.y + box.h - (box.y + 56) + 12;
+  // From the first row's top (its baseline 56 px down, its swatch 12 px above that) to the cell's bottom.
+  const space = box.h - 44;
   const step = Math.max(22, Math.min(28, space / (fixedRows + routes.length)));
   const fits = Math.floor(space / step) - fixedRows;
   const named = routes.length <= fits ? routes.length : fits - 1;
