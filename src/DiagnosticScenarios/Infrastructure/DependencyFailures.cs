@@ -1,5 +1,6 @@
 using Microsoft.AspNetCore.Mvc;
 using Microsoft.AspNetCore.Mvc.Filters;
+using Microsoft.AspNetCore.Mvc.Infrastructure;
 
 namespace DiagnosticScenarios.Infrastructure;
 
@@ -39,18 +40,16 @@ public static class DependencyFailures
         context.ExceptionHandled = true;
     }
 
-    /// <summary>The 503 ProblemDetails: <paramref name="title"/> names the dependency, <paramref name="cause"/> says why.</summary>
+    /// <summary>
+    /// The 503 ProblemDetails: <paramref name="title"/> names the dependency, <paramref name="cause"/> says why. Made by MVC's
+    /// <see cref="ProblemDetailsFactory"/>, so it carries the type, instance and trace id every other problem of the app does.
+    /// </summary>
     public static void Unavailable(ExceptionContext context, string title, string cause, IDictionary<string, object?>? extensions = null)
     {
         ArgumentNullException.ThrowIfNull(context);
-        var problem = new ProblemDetails
-        {
-            Type = "https://tools.ietf.org/html/rfc9110#section-15.6.4",
-            Status = StatusCodes.Status503ServiceUnavailable,
-            Title = title,
-            Detail = cause,
-            Instance = context.HttpContext.Request.Path,
-        };
+        var http = context.HttpContext;
+        var problem = http.RequestServices.GetRequiredService<ProblemDetailsFactory>()
+            .CreateProblemDetails(http, StatusCodes.Status503ServiceUnavailable, title, detail: cause, instance: http.Request.Path);
         foreach (var (key, value) in extensions ?? Enumerable.Empty<KeyValuePair<string, object?>>())
         {
             problem.Extensions[key] = value;

@@ -73,6 +73,9 @@ public sealed class BlockingScenarioEndpointTests(InProcessApp app, ITestOutputH
         var problem = await ProblemDetailsAssert.IsProblemAsync(response, HttpStatusCode.ServiceUnavailable);
         Assert.Equal("The slow upstream is not available.", problem.GetProperty("title").GetString());
         Assert.Contains("Connection refused", problem.GetProperty("detail").GetString(), StringComparison.Ordinal);
+        // Through the app's ProblemDetails service, as every other problem it writes.
+        Assert.Equal(("https://tools.ietf.org/html/rfc9110#section-15.6.4", $"/api/blocking/{name}"), (problem.GetProperty("type").GetString(), problem.GetProperty("instance").GetString()));
+        Assert.False(string.IsNullOrEmpty(problem.GetProperty("traceId").GetString()), problem.ToString());
         Assert.Equal(HttpStatusCode.OK, ping.StatusCode);
     }
 

@@ -70,6 +70,7 @@ public sealed class SqlScenarioEndpointTests(InProcessApp app, ITestOutputHelper
                 Assert.InRange(started.Elapsed, TimeSpan.Zero, TimeSpan.FromSeconds(SqlScenarioDatabase.ConnectTimeoutSeconds + 5));
                 using var problem = JsonDocument.Parse(await down.Content.ReadAsStringAsync().DefaultTimeout());
                 Assert.Equal("Embedded", problem.RootElement.GetProperty("provider").GetString());
+                Assert.False(string.IsNullOrEmpty(problem.RootElement.GetProperty("traceId").GetString()), problem.RootElement.ToString());
                 Assert.Contains("Embedded", problem.RootElement.GetProperty("title").GetString(), StringComparison.Ordinal);
                 // SqlClient's why: a pooled connection the stop cut, or a new one refused (its inner socket error on Linux
                 // reads only "Success").
