@@ -34,8 +34,8 @@ internal static class HealthStream
             ? named
             : Math.Max(0, latestSequence - InitialBacklog);
 
-    private static long? SequenceOfRun(string? eventId, long runId) =>
-        eventId?.Split('-') is [var run, var sequence] && ParseSequence(run) == runId ? ParseSequence(sequence) : null;
+    private static long? SequenceOfRun(string eventId, long runId) =>
+        eventId.Split('-') is [var run, var sequence] && ParseSequence(run) == runId ? ParseSequence(sequence) : null;
 
     /// <summary>Tells the browser to retry a dropped stream after a second; it then sends Last-Event-ID by itself.</summary>
     public static readonly TimeSpan Reconnection = TimeSpan.FromSeconds(1);
