@@ -25,10 +25,11 @@ public sealed class BlockingLoadMeasurements : MeasurementCache
     public static readonly TimeSpan Duration = TimeSpan.FromSeconds(1.5);
 
     /// <summary>
-    /// A request unanswered after this long counts as a timeout, at least: seven delays of the 200 ms pairs, three times the
-    /// semaphore pair's 0.5 s queue. A BAD measurement drains for this long at most.
+    /// A request unanswered after this long counts as a timeout, at least: ten delays of the 200 ms pairs, four times the
+    /// semaphore pair's 0.5 s queue, and later than the sending (<see cref="LoadExperiment.TimeoutAfterSending"/>). A BAD
+    /// measurement drains for this long at most.
     /// </summary>
-    public static readonly TimeSpan RequestTimeout = TimeSpan.FromSeconds(1.5);
+    public static readonly TimeSpan RequestTimeout = Duration + LoadExperiment.TimeoutAfterSending;
 
     protected override ComparisonOptions Options { get; } = new()
     {
