@@ -50,8 +50,8 @@ public sealed class StarvationLoadTests(MockLoadMeasurements measurements, ITest
         // server cannot look faster because its slowest requests never came back.
         var medianRatio = bad.Load.LatencyAtLeast.P50 / good.Load.LatencyAtLeast.P50;
         var throughputRatio = bad.Load.RequestsPerSecond / good.Load.RequestsPerSecond;
-        // Measured: 4.93–4.95 for all six scenarios in a run of the class with the 2.5 s timeout (every BAD request unanswered
-        // until it, but a dozen of getawaiterresult's); 3.91–3.93 in 2 runs when the timeout was 2 s.
+        // Measured: 4.93–4.95 for all six scenarios in 2 runs with the 2.5 s timeout (every BAD request unanswered until it
+        // but a dozen of getawaiterresult's in one); 3.91–3.93 in 2 runs when the timeout was 2 s.
         Assert.True(medianRatio >= 2, $"{scenario}: median only {medianRatio:0.00} × taskasyncwait's. {figures}");
         // Measured: 0.000 in the same measurements (no answer within the timeout).
         Assert.True(throughputRatio <= 0.5, $"{scenario}: throughput {throughputRatio:P0} of taskasyncwait's. {figures}");
