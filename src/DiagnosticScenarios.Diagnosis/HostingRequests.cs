@@ -104,7 +104,7 @@ public static class HostingRequests
         public bool IsEmpty => _started.Count == 0;
 
         /// <summary>How many requests started, all of them, the ones counted under <see cref="Others"/> too.</summary>
-        public int Count { get; private set; }
+        public int Count => _started.Values.Sum();
 
         /// <summary>The last request started on <paramref name="threadId"/>, or null when none has.</summary>
         public string? Last(int threadId) => _last.GetValueOrDefault(threadId);
@@ -112,7 +112,6 @@ public static class HostingRequests
         public void Add(int threadId, string request)
         {
             _last[threadId] = request;
-            Count++;
             var counted = _started.Count < MaxCounted || _started.ContainsKey(request) ? request : Others;
             _started[counted] = _started.GetValueOrDefault(counted) + 1;
         }
