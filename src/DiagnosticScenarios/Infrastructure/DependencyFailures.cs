@@ -42,14 +42,16 @@ public static class DependencyFailures
 
     /// <summary>
     /// The 503 ProblemDetails: <paramref name="title"/> names the dependency, <paramref name="cause"/> says why. Made by MVC's
-    /// <see cref="ProblemDetailsFactory"/>, so it carries the type, instance and trace id every other problem of the app does.
+    /// <see cref="ProblemDetailsFactory"/>, which applies the app's ProblemDetails customization
+    /// (<see cref="ProblemDetailsSetup.AddScenarioControllers"/>), so it carries the type, instance and trace id every other
+    /// problem of the app does.
     /// </summary>
     public static void Unavailable(ExceptionContext context, string title, string cause, IDictionary<string, object?>? extensions = null)
     {
         ArgumentNullException.ThrowIfNull(context);
         var http = context.HttpContext;
         var problem = http.RequestServices.GetRequiredService<ProblemDetailsFactory>()
-            .CreateProblemDetails(http, StatusCodes.Status503ServiceUnavailable, title, detail: cause, instance: http.Request.Path);
+            .CreateProblemDetails(http, StatusCodes.Status503ServiceUnavailable, title, detail: cause);
         foreach (var (key, value) in extensions ?? Enumerable.Empty<KeyValuePair<string, object?>>())
         {
             problem.Extensions[key] = value;
