@@ -14,7 +14,7 @@ scenario=${3:-taskrunwait}
 dotnet build -c Release -v q -nologo src/DiagnosticScenarios >/dev/null
 dotnet build -c Release -v q -nologo src/DiagnosticScenarios.Diagnose >/dev/null
 bin=src/DiagnosticScenarios/bin/Release/net10.0
-cli=src/DiagnosticScenarios.Diagnose/bin/Release/net10.0/dotnet-blocking.dll
+cli=src/dotnet-blocking/bin/Release/net10.0/dotnet-blocking.dll
 port=$(free_port)
 base="http://127.0.0.1:$port"
 results=$(mktemp)

@@ -138,18 +138,18 @@ load=$!
 # The detector's verdict, read from the page's server, which answers while the pool starves.
 starved() { for _ in $(seq 1 60); do curl -s --max-time 2 http://localhost:5002/api/threadpool | grep -q '"starved":true' && return 0; sleep 0.5; done; return 1; }
 check "step 3: the page's server says starved under taskwait" starved
-dotnet src/DiagnosticScenarios.Diagnose/bin/Release/net10.0/dotnet-blocking.dll stacks -n DiagnosticScenarios --top 3 >"$work/stacks.out" 2>&1
+dotnet src/dotnet-blocking/bin/Release/net10.0/dotnet-blocking.dll stacks -n DiagnosticScenarios --top 3 >"$work/stacks.out" 2>&1
 check "step 6: stacks names taskwait's route and its fix" \
   bash -c "$(declare -f contains); contains '$work/stacks.out' 'blocked in Task.Result / Wait' && contains '$work/stacks.out' '/api/diagscenario/taskwait → taskasyncwait'"
 # Right after step 6, while the 30 s load still runs (a slow machine reached the end of it after the trace below).
 PATH="$HOME/.dotnet/tools:$PATH" dotnet-blocking stacks -n DiagnosticScenarios --top 3 >"$work/tool-stacks.out" 2>&1
 check "README: the installed dotnet-blocking names taskwait's route" contains "$work/tool-stacks.out" "/api/diagscenario/taskwait"
-dotnet src/DiagnosticScenarios.Diagnose/bin/Release/net10.0/dotnet-blocking.dll waits -n DiagnosticScenarios --duration 5s >"$work/waits.out" 2>&1
+dotnet src/dotnet-blocking/bin/Release/net10.0/dotnet-blocking.dll waits -n DiagnosticScenarios --duration 5s >"$work/waits.out" 2>&1
 check "step 7: waits names taskwait's .Result" \
   bash -c "$(declare -f contains); contains '$work/waits.out' 'Task.Result / Wait' && contains '$work/waits.out' 'GET /api/diagscenario/taskwait'"
 check "step 7: dotnet-trace collects the wait events to trace.nettrace" \
   dotnet tool run dotnet-trace -- collect -n DiagnosticScenarios --clrevents waithandle --clreventlevel verbose --duration 00:00:00:10 -o trace.nettrace
-dotnet src/DiagnosticScenarios.Diagnose/bin/Release/net10.0/dotnet-blocking.dll waits trace.nettrace >"$work/waits-file.out" 2>&1
+dotnet src/dotnet-blocking/bin/Release/net10.0/dotnet-blocking.dll waits trace.nettrace >"$work/waits-file.out" 2>&1
 check "step 7: waits reads the trace file and names taskwait's .Result" \
   bash -c "$(declare -f contains); contains '$work/waits-file.out' 'trace.nettrace: ' && contains '$work/waits-file.out' 'Task.Result / Wait'"
 check "step 5: dotnet-trace reads the runtime's and the app's meters" \

@@ -1,5 +1,5 @@
 using BenchmarkDotNet.Attributes;
-using DiagnosticScenarios.Detection;
+using DiagnosticScenarios.PoolHealth.Detection;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.Routing;

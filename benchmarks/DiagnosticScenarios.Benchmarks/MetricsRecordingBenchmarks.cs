@@ -1,8 +1,8 @@
 using System.Diagnostics;
 using System.Diagnostics.Metrics;
 using BenchmarkDotNet.Attributes;
-using DiagnosticScenarios.Detection;
-using DiagnosticScenarios.Metrics;
+using DiagnosticScenarios.PoolHealth.Detection;
+using DiagnosticScenarios.PoolHealth.Metrics;
 using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.DependencyInjection;
 using OpenTelemetry.Metrics;

@@ -1,13 +1,13 @@
-using DiagnosticScenarios.Blocking;
-using DiagnosticScenarios.Catalogue;
-using DiagnosticScenarios.Controls;
-using DiagnosticScenarios.Detection;
-using DiagnosticScenarios.Infrastructure;
-using DiagnosticScenarios.LivePage;
-using DiagnosticScenarios.Metrics;
-using DiagnosticScenarios.Scenarios;
-using DiagnosticScenarios.Sql;
-using DiagnosticScenarios.StackCapture;
+using DiagnosticScenarios.Hosting;
+using DiagnosticScenarios.PoolHealth.Controls;
+using DiagnosticScenarios.PoolHealth.Detection;
+using DiagnosticScenarios.PoolHealth.LivePage;
+using DiagnosticScenarios.PoolHealth.Metrics;
+using DiagnosticScenarios.PoolHealth.StackCapture;
+using DiagnosticScenarios.Scenarios.Blocking;
+using DiagnosticScenarios.Scenarios.Catalogue;
+using DiagnosticScenarios.Scenarios.Mock;
+using DiagnosticScenarios.Scenarios.Sql;
 
 // Started by its own stack capture to record it from outside (StackRecorder): no web server then.
 if (StackRecorder.IsRecorder(args))
@@ -21,7 +21,7 @@ var builder = WebApplication.CreateBuilder(new WebApplicationOptions { Args = ar
 
 // ProblemDetails (RFC 9457) for every error the app answers (Kestrel answers what it refuses before the app, such as a
 // 414 or 431, itself, without a body), AllowedHosts, the OpenAPI document.
-builder.Services.AddInfrastructure();
+builder.Services.AddWebDefaults();
 
 // The mock database, Microsoft's diagnostics scenarios (deadlock, memleak, ...) and their concurrency limits.
 builder.Services.AddScenarios(builder.Configuration);
@@ -52,7 +52,7 @@ builder.Services.AddLivePage(builder.Configuration);
 
 var app = builder.Build();
 
-app.UseInfrastructure();
+app.UseWebDefaults();
 app.UseLivePage();
 app.UseControls();
 app.UseScenarios();

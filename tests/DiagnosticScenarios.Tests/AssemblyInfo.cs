@@ -4,4 +4,4 @@
 [assembly: CollectionBehavior(MaxParallelThreads = 4)]
 
 // Within that, the longest functional classes start first (StartsEarly, then StartsNext), the rest by name.
-[assembly: TestCollectionOrderer("DiagnosticScenarios.Tests.LongClassesFirst", "DiagnosticScenarios.Tests")]
+[assembly: TestCollectionOrderer("DiagnosticScenarios.Tests.Support.LongClassesFirst", "DiagnosticScenarios.Tests")]

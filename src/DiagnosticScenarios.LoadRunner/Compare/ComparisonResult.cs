@@ -55,4 +55,4 @@ public sealed record ScenarioResult
 /// <summary>A server under its load as the diagnosis library sees it from outside.</summary>
 /// <param name="Snapshot">Every thread half-way through the load, grouped, its blocking sites named.</param>
 /// <param name="Waits">The runtime's wait events over the load, by call site, and the pool's thread-goal adjustments by reason.</param>
-public sealed record ScenarioDiagnosis(DiagnosticScenarios.Diagnosis.StackSnapshot Snapshot, DiagnosticScenarios.Diagnosis.WaitAnalysis Waits);
+public sealed record ScenarioDiagnosis(DiagnosticScenarios.BlockingAnalysis.StackSnapshot Snapshot, DiagnosticScenarios.BlockingAnalysis.WaitAnalysis Waits);

@@ -1,5 +1,5 @@
 using System.Diagnostics;
-using DiagnosticScenarios.Diagnosis;
+using DiagnosticScenarios.BlockingAnalysis;
 
 namespace DiagnosticScenarios.LoadRunner.Compare;
 

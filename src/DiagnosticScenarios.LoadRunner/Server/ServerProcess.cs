@@ -1,6 +1,4 @@
 using System.Diagnostics;
-using System.Net;
-using System.Net.Sockets;
 using DiagnosticScenarios.Common;
 
 namespace DiagnosticScenarios.LoadRunner.Server;

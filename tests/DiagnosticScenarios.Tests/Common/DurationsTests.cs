@@ -1,6 +1,6 @@
 using DiagnosticScenarios.Common;
 using DiagnosticScenarios.LoadRunner.Cli;
-using DiagnosticScenarios.Tests.Diagnosis;
+using DiagnosticScenarios.Tests.DotnetBlocking;
 
 namespace DiagnosticScenarios.Tests.Common;
 

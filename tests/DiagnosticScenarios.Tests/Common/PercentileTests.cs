@@ -1,5 +1,5 @@
 using DiagnosticScenarios.Common;
-using DiagnosticScenarios.Detection;
+using DiagnosticScenarios.PoolHealth.Detection;
 
 namespace DiagnosticScenarios.Tests.Common;
 

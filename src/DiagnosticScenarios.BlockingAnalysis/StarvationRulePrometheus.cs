@@ -1,0 +1,120 @@
+using System.Globalization;
+
+namespace DiagnosticScenarios.BlockingAnalysis;
+
+/// <summary>
+/// The durations only Prometheus has, for <see cref="StarvationRulePrometheus.ToPrometheusRules"/>. The rule's own figures
+/// (its window, the queue's length and seconds of work, the CPU) come from <see cref="StarvationRule"/>.
+/// </summary>
+/// <param name="ScrapeInterval">
+/// How often Prometheus scrapes the app and evaluates the rules (the group's <c>interval</c>). The rule's window is its
+/// number of samples at this interval: at one second, the rule's own seconds.
+/// </param>
+/// <param name="RateWindow">The range of <c>rate()</c> for completed work items and CPU time: at least two scrapes.</param>
+/// <param name="For">
+/// How long the rule must keep holding before the alert fires (the alert's <c>for:</c>). Three seconds, the rule's own
+/// window again: under taskwait at 125 connections on two processors the pool's compensation drains the queue for a
+/// sample every few seconds from about ten seconds in, which ends the rule's streak; at five seconds the alert needed
+/// eight unbroken samples and one CI run of seven never had them (pending 6.3 s into the load, broken at 10.3 s).
+/// </param>
+public sealed record PrometheusRuleDurations(TimeSpan ScrapeInterval, TimeSpan RateWindow, TimeSpan For)
+{
+    /// <summary>What <c>monitoring/alerts.yml</c> ships, for a scrape a second (the workshop's, and the live alert test's).</summary>
+    public static PrometheusRuleDurations Shipped { get; } = new(
+        ScrapeInterval: TimeSpan.FromSeconds(1),
+        RateWindow: TimeSpan.FromSeconds(5),
+        For: TimeSpan.FromSeconds(StarvationRule.Default.WindowSeconds));
+
+    /// <summary>
+    /// What <c>monitoring/alerts-15s.yml</c> ships, for Prometheus's usual production scrape of 15 s: the window's three
+    /// samples span 30 s, <c>rate()</c> reads four scrapes, and the verdict must hold for two more evaluations. The rules
+    /// for a scrape a second never fire at 15 s (their windows hold one sample), so a production Prometheus loads this one.
+    /// </summary>
+    public static PrometheusRuleDurations FifteenSecondScrape { get; } = new(
+        ScrapeInterval: TimeSpan.FromSeconds(15),
+        RateWindow: TimeSpan.FromSeconds(60),
+        For: TimeSpan.FromSeconds(30));
+}
+
+/// <summary>
+/// <see cref="StarvationRule"/> as Prometheus recording and alerting rules, over the runtime's <c>System.Runtime</c> meter as
+/// OpenTelemetry's Prometheus exporters name it. Each of the rule's conditions must hold at every sample of the window
+/// (<c>min_over_time</c>/<c>max_over_time</c> over the window's samples) and the thread count must have climbed from the
+/// window's first sample to its last (<c>delta</c>), as the app's detector decides it each second; Prometheus then asks the
+/// verdict to hold for <see cref="PrometheusRuleDurations.For"/>.
+/// </summary>
+public static class StarvationRulePrometheus
+{
+    public const string AlertName = "ThreadPoolStarvation";
+    public const string GroupName = "dotnet-thread-pool-starvation";
+
+    // System.Runtime's instruments as OpenTelemetry's Prometheus exporters name them. The runtime declares the pool's
+    // thread count and queue length as observable counters, hence their _total: read as gauges here, which they are.
+    public const string ThreadCount = "dotnet_thread_pool_thread_count_total";
+    public const string QueueLength = "dotnet_thread_pool_queue_length_total";
+    public const string CompletedWorkItems = "dotnet_thread_pool_work_item_count_total";
+    public const string CpuTime = "dotnet_process_cpu_time_seconds_total";
+    public const string CpuCount = "dotnet_process_cpu_count";
+
+    /// <summary>Recorded: how many seconds of work the queue holds at the rate the pool completes it.</summary>
+    public const string QueuedSecondsOfWork = "dotnet_thread_pool:queued_seconds_of_work";
+
+    /// <summary>Recorded: the process's CPU as a share of all its processors, in percent.</summary>
+    public const string CpuPercent = "dotnet_process:cpu_percent";
+
+    /// <summary>The metric names the rules read from the scrape.</summary>
+    public static IReadOnlyList<string> InputMetrics { get; } = [ThreadCount, QueueLength, CompletedWorkItems, CpuTime, CpuCount];
+
+    /// <summary>The rules file: one group, evaluated at the scrape interval.</summary>
+    public static string ToPrometheusRules(this StarvationRule rule, PrometheusRuleDurations durations)
+    {
+        ArgumentNullException.ThrowIfNull(rule);
+        ArgumentNullException.ThrowIfNull(durations);
+        if (durations.RateWindow < 2 * durations.ScrapeInterval)
+        {
+            throw new ArgumentOutOfRangeException(nameof(durations), durations.RateWindow, "rate() needs at least two scrapes in its window.");
+        }
+
+        // The window's samples: its last at the evaluation, its first WindowSeconds - 1 scrapes before; half a scrape more
+        // takes in a sample scraped a little late and never one more.
+        var window = Duration(durations.ScrapeInterval * (rule.WindowSeconds - 1) + durations.ScrapeInterval / 2);
+        var rate = Duration(durations.RateWindow);
+
+        return string.Create(CultureInfo.InvariantCulture, $$$"""
+            # Thread-pool starvation, as src/DiagnosticScenarios.BlockingAnalysis/StarvationRule.cs decides it; generated by
+            # StarvationRule.ToPrometheusRules: change the rule or its durations (PrometheusRuleDurations), never this file.
+            # For a scrape and evaluation interval of {{{Duration(durations.ScrapeInterval)}}}: the rule's window is {{{rule.WindowSeconds}}} samples ({{{window}}} covers them).
+            groups:
+              - name: {{{GroupName}}}
+                interval: {{{Duration(durations.ScrapeInterval)}}}
+                rules:
+                  - record: {{{QueuedSecondsOfWork}}}
+                    expr: {{{QueueLength}}} / rate({{{CompletedWorkItems}}}[{{{rate}}}])
+                  - record: {{{CpuPercent}}}
+                    expr: 100 * sum without (cpu_mode) (rate({{{CpuTime}}}[{{{rate}}}])) / {{{CpuCount}}}
+                  - alert: {{{AlertName}}}
+                    expr: >-
+                      min_over_time({{{QueueLength}}}[{{{window}}}]) >= {{{rule.MinQueueLength}}}
+                      and min_over_time({{{QueuedSecondsOfWork}}}[{{{window}}}]) >= {{{rule.MinQueuedSecondsOfWork}}}
+                      and max_over_time({{{CpuPercent}}}[{{{window}}}]) < {{{rule.MaxCpuPercent}}}
+                      and delta({{{ThreadCount}}}[{{{window}}}]) > 0
+                    for: {{{Duration(durations.For)}}}
+                    labels:
+                      severity: warning
+                    annotations:
+                      summary: Thread-pool starvation in {{ $labels.instance }}
+                      description: >-
+                        For {{{rule.WindowSeconds}}} samples in a row the pool's queue held at least {{{rule.MinQueueLength}}} work items (at least
+                        {{ $value }} now) and at least {{{rule.MinQueuedSecondsOfWork}}} s of work at the rate the pool completes it, the process's
+                        CPU stayed under {{{rule.MaxCpuPercent}}} % and the thread count climbed: threads are waiting, not working (blocking
+                        calls such as .Result, .Wait() or synchronous I/O on pool threads). Take a stack snapshot to name the blocking call.
+
+            """);
+    }
+
+    // Prometheus's duration syntax: whole seconds as "5s", anything finer in milliseconds.
+    private static string Duration(TimeSpan duration) =>
+        duration.Ticks % TimeSpan.TicksPerSecond == 0
+            ? string.Create(CultureInfo.InvariantCulture, $"{(long)duration.TotalSeconds}s")
+            : string.Create(CultureInfo.InvariantCulture, $"{(long)duration.TotalMilliseconds}ms");
+}

@@ -1,0 +1,148 @@
+using System.Diagnostics.Tracing;
+using Microsoft.Diagnostics.NETCore.Client;
+using Microsoft.Diagnostics.Tracing.Etlx;
+using Microsoft.Diagnostics.Tracing.Parsers;
+
+namespace DiagnosticScenarios.BlockingAnalysis;
+
+/// <summary>
+/// Wait analysis of the runtime's <c>WaitHandleWaitStart</c>/<c>Stop</c> events (.NET 9+), live or from a file such as
+/// <c>dotnet-trace collect --clrevents waithandle --clreventlevel verbose</c> writes. Start and stop are paired per thread
+/// (the stop carries no duration), and each start's stack gives the call site.
+/// </summary>
+public static class WaitAnalyzer
+{
+    // What dotnet-trace's --clrevents waithandle asks for, plus JIT and loader events so that methods compiled during
+    // the session get names too (rundown names only those still loaded at the end), and the thread pool's own events,
+    // whose adjustments say why it added threads.
+    private const ClrTraceEventParser.Keywords Keywords =
+        ClrTraceEventParser.Keywords.WaitHandle | ClrTraceEventParser.Keywords.Jit | ClrTraceEventParser.Keywords.Loader | ClrTraceEventParser.Keywords.Threading;
+
+    /// <summary>Records the waits of <paramref name="processId"/> for <paramref name="duration"/> and analyses them. Synchronous; needs no pool thread.</summary>
+    /// <exception cref="DiagnosisException">The process is not there, not .NET, or its diagnostic port did not answer.</exception>
+    public static WaitAnalysis Capture(int processId, TimeSpan duration, DiagnosisOptions? options = null)
+    {
+        options ??= DiagnosisOptions.Default;
+        var trace = ScratchFiles.NewPath($"waits-{processId}", ".nettrace");
+        try
+        {
+            Record(processId, duration, trace, options);
+            return Analyze(trace, options) with { ProcessId = processId };
+        }
+        finally
+        {
+            File.Delete(trace);
+        }
+    }
+
+    /// <summary>
+    /// Records what <see cref="Analyze"/> reads to <paramref name="nettracePath"/>, and no more: the runtime's wait events with
+    /// their stacks and ASP.NET Core's hosting events, which name the request a wait's thread serves when the JIT inlined the
+    /// app's frames away. A caller that must disturb the target as little as possible analyses it later.
+    /// </summary>
+    /// <exception cref="DiagnosisException">The process is not there, not .NET, or its diagnostic port did not answer.</exception>
+    public static void Record(int processId, TimeSpan duration, string nettracePath, DiagnosisOptions? options = null) =>
+        Record(processId, ended => ended.WaitOne(duration), nettracePath, options);
+
+    /// <summary>
+    /// <see cref="Record(int, TimeSpan, string, DiagnosisOptions?)"/> for as long as <paramref name="whileOn"/> runs on the
+    /// calling thread, which it calls once the session is open: a caller that starts a load from it traces all of the load.
+    /// </summary>
+    public static void Record(int processId, Action whileOn, string nettracePath, DiagnosisOptions? options = null) =>
+        Record(processId, _ => whileOn(), nettracePath, options);
+
+    private static void Record(int processId, Action<WaitHandle> whileOn, string nettracePath, DiagnosisOptions? options)
+    {
+        options ??= DiagnosisOptions.Default;
+        EventPipeRecorder.Record(processId,
+            [new EventPipeProvider(ClrTraceEventParser.ProviderName, EventLevel.Verbose, (long)Keywords), new EventPipeProvider(HostingRequests.ProviderName, EventLevel.Informational)],
+            whileOn, nettracePath, options, rundown: true);
+    }
+
+    /// <summary>Analyses the waits in a <c>.nettrace</c> file.</summary>
+    /// <exception cref="DiagnosisException">The file cannot be read as a trace.</exception>
+    public static WaitAnalysis Analyze(string nettracePath, DiagnosisOptions? options = null)
+    {
+        options ??= DiagnosisOptions.Default;
+        using var log = TraceLogFiles.Open(nettracePath);
+        using var resolver = new StackResolver(log.TraceLog, nettracePath, options);
+        var open = new Dictionary<int, (double StartMs, ResolvedStack Stack, string? Request)>();
+        var waits = new List<(int ThreadId, double Ms, bool Finished, ResolvedStack Stack, string? Request)>();
+        var requests = new HostingRequests.Tally();
+        var starts = 0;
+        var adjustments = new Dictionary<string, int>(StringComparer.Ordinal);
+
+        var source = log.TraceLog.Events.GetSource();
+        source.Dynamic.All += data =>
+        {
+            if (HostingRequests.RequestStarted(data) is { } request)
+            {
+                requests.Add(data.ThreadID, request);
+            }
+        };
+        source.Clr.ThreadPoolWorkerThreadAdjustmentAdjustment += data =>
+        {
+            var reason = data.Reason.ToString();
+            adjustments[reason] = adjustments.GetValueOrDefault(reason) + 1;
+        };
+        source.Clr.WaitHandleWaitStart += data =>
+        {
+            starts++;
+            open[data.ThreadID] = (data.TimeStampRelativeMSec, resolver.Resolve(resolver.Frames(data.CallStack())), requests.Last(data.ThreadID));
+        };
+        source.Clr.WaitHandleWaitStop += data =>
+        {
+            // A stop whose start came before the trace began has no stack to attribute: left out.
+            if (open.Remove(data.ThreadID, out var start))
+            {
+                waits.Add((data.ThreadID, data.TimeStampRelativeMSec - start.StartMs, true, start.Stack, start.Request));
+            }
+        };
+        source.Process();
+
+        var endMs = log.TraceLog.SessionEndTimeRelativeMSec;
+        waits.AddRange(open.Select(o => (o.Key, endMs - o.Value.StartMs, false, o.Value.Stack, o.Value.Request)));
+
+        var poolWaits = waits.Where(w => FrameNames.IsPoolWorker(w.Stack.Names)).ToList();
+
+        // One site per call; a wait whose app frames the JIT inlined away is told apart by the request its thread serves.
+        var sites = poolWaits
+            .Select(w => (Wait: w, Blocking: BlockingFrame.Find(w.Stack.Names)))
+            .GroupBy(w => SiteKey(w.Wait.Stack, w.Blocking, w.Wait.Request), StringComparer.Ordinal)
+            .Select(g =>
+            {
+                var (first, blocking) = g.First();
+                return new WaitSite(
+                    first.Stack.AppFrames,
+                    blocking,
+                    g.Count(),
+                    g.Count(w => !w.Wait.Finished),
+                    Math.Round(g.Sum(w => w.Wait.Ms), 1),
+                    Math.Round(g.Max(w => w.Wait.Ms), 1),
+                    g.Select(w => w.Wait.ThreadId).Distinct().Count(),
+                    first.Stack.Names)
+                {
+                    InlinedInto = InlinedInvoker.Merge(g.Select(w => w.Wait.Stack.InlinedInto)),
+                    OuterAppFrames = first.Stack.OuterAppFrames,
+                    Fix = BlockingFrame.FixFor(blocking, first.Stack.Names, first.Stack.AppFrames.Count > 0 ? first.Stack.AppFrames[0] : null, first.Stack.UnderTaskRun),
+                    Requests = g.Where(w => w.Wait.Request is not null)
+                        .GroupBy(w => w.Wait.Request!, StringComparer.Ordinal)
+                        .Select(r => new RequestCount(r.Key, r.Select(w => w.Wait.ThreadId).Distinct().Count()))
+                        .OrderByDescending(r => r.Threads)
+                        .ToList(),
+                };
+            })
+            .OrderByDescending(s => s.TotalWaitMs)
+            .ThenByDescending(s => s.Count)
+            .ToList();
+
+        return new WaitAnalysis(0, Math.Round(endMs, 1), starts, poolWaits.Count, sites) { Modules = resolver.Modules, RequestsStarted = requests.Count, PoolAdjustments = adjustments, EventsLost = log.TraceLog.EventsLost };
+    }
+
+    // A call site is the app's lines and the kind of blocking call made there: the frame names of one call change as the
+    // JIT re-compiles and inlines (Task`1.get_Result, then Task`1.GetResultCore). Without app frames (framework code alone,
+    // or app code inlined away) it is the request the thread serves, or else the top frames.
+    private static string SiteKey(ResolvedStack stack, BlockingFrame? blocking, string? request) =>
+        string.Join('|', stack.AppFrames) + "#" + blocking?.Kind
+        + (stack.AppFrames.Count > 0 ? "" : request is not null ? $"#{stack.InlinedInto?.Method}#{request}" : "#" + string.Join('|', stack.Names.Take(6)));
+}

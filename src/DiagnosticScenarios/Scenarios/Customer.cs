@@ -1,7 +1,0 @@
-namespace DiagnosticScenarios.Scenarios;
-
-/// <summary>The object the memory tutorials allocate: about 100 bytes each with its id.</summary>
-public sealed class Customer(string id)
-{
-    public string Id { get; } = id;
-}

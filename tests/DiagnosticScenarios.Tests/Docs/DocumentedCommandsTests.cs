@@ -1,0 +1,113 @@
+using System.Text.RegularExpressions;
+
+namespace DiagnosticScenarios.Tests.Docs;
+
+/// <summary>
+/// Every command a reader types from the workshop and the README's quick start is one CI runs word for word:
+/// <c>scripts/walkthrough.sh</c> runs them in order and checks what the text says each shows; <c>.ci/run</c> runs the
+/// README's test command. The few that cannot run here are named below with the reason, and must still be in the text.
+/// </summary>
+public sealed partial class DocumentedCommandsTests
+{
+    // Commands the documents give that no script here runs, and why.
+    private static readonly Dictionary<string, string> NotRunHere = new(StringComparer.Ordinal)
+    {
+        ["dotnet tool install --global dotnet-counters"] = "dotnet-counters is not in the package source this repository is built against",
+        ["dotnet tool install --global dotnet-stack"] = "dotnet-stack is not in the package source this repository is built against",
+        ["dotnet-counters monitor -n DiagnosticScenarios --counters System.Runtime,DiagnosticScenarios"] = "dotnet-counters is not installed here (step 5 runs its dotnet-trace equivalent)",
+    };
+
+    public static TheoryData<string, string> Commands()
+    {
+        var data = new TheoryData<string, string>();
+        foreach (var command in BashCommands(File.ReadAllText(Path.Combine(RepositoryPaths.Root, "docs", "workshop.md"))))
+        {
+            data.Add("docs/workshop.md", command);
+        }
+
+        foreach (var command in BashCommands(Section(File.ReadAllText(Path.Combine(RepositoryPaths.Root, "README.md")), "## Quick start")))
+        {
+            data.Add("README.md, Quick start", command);
+        }
+
+        return data;
+    }
+
+    [Theory]
+    [MemberData(nameof(Commands))]
+    public void DocumentedCommand_IsRunByCiWordForWord_OrListedAsNotRunHere(string document, string command)
+    {
+        var walkthrough = Normalize(File.ReadAllText(Path.Combine(RepositoryPaths.Root, "scripts", "walkthrough.sh")));
+        var ci = Normalize(File.ReadAllText(Path.Combine(RepositoryPaths.Root, ".ci", "run")));
+        // Whole words: `dotnet run --project src/DiagnosticScenarios` is not run by a run of src/DiagnosticScenarios.LoadRunner.
+        var asWritten = new Regex($@"(^|\s){Regex.Escape(command)}(\s|$)", RegexOptions.Multiline);
+        var run = asWritten.IsMatch(walkthrough) || asWritten.IsMatch(ci);
+
+        if (NotRunHere.ContainsKey(command))
+        {
+            // An exemption that no longer holds is dropped, not kept out of habit.
+            Assert.False(run, $"{document} gives `{command}`, listed as not run here, and CI runs it now: take it off the list.");
+        }
+        else
+        {
+            Assert.True(run, $"{document} gives `{command}`, which neither scripts/walkthrough.sh nor .ci/run runs as written.");
+        }
+    }
+
+    [Fact]
+    public void EveryCommandNotRunHere_IsStillInTheDocuments()
+    {
+        var documented = Commands().Select(row => (string)row[1]).ToHashSet(StringComparer.Ordinal);
+
+        Assert.All(NotRunHere.Keys, command => Assert.Contains(command, documented));
+    }
+
+    [Fact]
+    public void TheParse_FindsTheWorkshopsAndTheQuickStartsCommands()
+    {
+        // The parse above finds the workshop's steps: an empty or tiny list would make the theory pass on nothing.
+        var commands = Commands().Select(row => (string)row[1]).ToList();
+
+        Assert.Contains("dotnet run -c Release --project src/DiagnosticScenarios --launch-profile http", commands);
+        Assert.Contains("dotnet run --project src/DiagnosticScenarios", commands);
+        Assert.Contains(commands, c => c.StartsWith("dotnet tool run dotnet-trace -- collect -n DiagnosticScenarios --providers", StringComparison.Ordinal));
+    }
+
+    // The commands of a text's ```bash blocks: continuation lines joined, comments dropped, spaces collapsed.
+    private static IEnumerable<string> BashCommands(string markdown) =>
+        BashBlock().Matches(markdown)
+            .SelectMany(block => Normalize(block.Groups[1].Value).Split('\n'))
+            .Where(line => line.Length > 0);
+
+    private static string Section(string markdown, string heading)
+    {
+        var start = markdown.IndexOf(heading + "\n", StringComparison.Ordinal);
+        Assert.True(start >= 0, $"README.md has no `{heading}` section.");
+        var end = markdown.IndexOf("\n## ", start + heading.Length, StringComparison.Ordinal);
+        return end < 0 ? markdown[start..] : markdown[start..end];
+    }
+
+    // What the scripts run, a line a command: continuations joined, comments (whole lines and trailing) and a check's
+    // label dropped, so that a command merely quoted in a comment or a label does not count as run.
+    private static string Normalize(string text)
+    {
+        var joined = text.Replace("\\\n", " ", StringComparison.Ordinal);
+        return string.Join('\n', joined.Split('\n')
+            .Where(line => !line.TrimStart().StartsWith('#'))
+            .Select(line => Spaces().Replace(CheckLabel().Replace(TrailingComment().Replace(line, string.Empty), "check "), " ").Trim()));
+    }
+
+    // `check "label" COMMAND...` in scripts/walkthrough.sh: the label is prose.
+    [GeneratedRegex(@"^\s*check\s+""[^""]*""\s*")]
+    private static partial Regex CheckLabel();
+
+    [GeneratedRegex(@"```bash\n(.*?)```", RegexOptions.Singleline)]
+    private static partial Regex BashBlock();
+
+    // A comment after a command (` # ...`); a '#' inside a word, as in a URL's fragment, is kept.
+    [GeneratedRegex(@"\s+#\s.*$")]
+    private static partial Regex TrailingComment();
+
+    [GeneratedRegex(@"[ \t]+")]
+    private static partial Regex Spaces();
+}

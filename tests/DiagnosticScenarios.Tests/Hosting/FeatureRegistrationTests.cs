@@ -1,0 +1,56 @@
+using DiagnosticScenarios.Hosting;
+using DiagnosticScenarios.Scenarios.Blocking;
+using DiagnosticScenarios.Scenarios.Mock;
+using DiagnosticScenarios.Scenarios.Sql;
+using Microsoft.AspNetCore.Builder;
+using Microsoft.AspNetCore.Mvc;
+using Microsoft.Extensions.Configuration;
+using Microsoft.Extensions.DependencyInjection;
+
+namespace DiagnosticScenarios.Tests.Hosting;
+
+/// <summary>
+/// A scenario room registers what its controllers need: on what every room stands on (<c>AddWebDefaults</c>) and its
+/// own <c>AddX()</c> alone, without the rooms <c>Program.cs</c> happens to register beside it, every controller of its
+/// namespace can be made.
+/// </summary>
+public sealed class RoomRegistrationTests
+{
+    private static readonly Dictionary<string, Action<IServiceCollection, IConfiguration>> Rooms = new(StringComparer.Ordinal)
+    {
+        [typeof(ScenarioRegistration).Namespace!] = (services, configuration) => services.AddScenarios(configuration),
+        [typeof(SqlScenarioRegistration).Namespace!] = (services, configuration) => services.AddSqlScenarios(configuration),
+        [typeof(BlockingRegistration).Namespace!] = (services, configuration) => services.AddBlockingScenarios(configuration),
+    };
+
+    public static TheoryData<string> RoomNames => [.. Rooms.Keys];
+
+    [Theory]
+    [MemberData(nameof(RoomNames))]
+    public async Task ScenarioRoom_RegisteredAlone_MakesEveryControllerOfItsOwn(string room)
+    {
+        var builder = WebApplication.CreateBuilder();
+        builder.Services.AddWebDefaults();
+        Rooms[room](builder.Services, builder.Configuration);
+        await using var app = builder.Build();
+
+        var controllers = typeof(Program).Assembly.GetTypes()
+            .Where(t => t.Namespace == room && !t.IsAbstract && typeof(ControllerBase).IsAssignableFrom(t))
+            .ToList();
+        var unmade = new List<string>();
+        foreach (var controller in controllers)
+        {
+            try
+            {
+                _ = ActivatorUtilities.CreateInstance(app.Services, controller);
+            }
+            catch (InvalidOperationException e)
+            {
+                unmade.Add($"{controller.Name}: {e.Message}");
+            }
+        }
+
+        Assert.NotEmpty(controllers);
+        Assert.True(unmade.Count == 0, string.Join('\n', unmade));
+    }
+}
