@@ -102,6 +102,13 @@ internal sealed class AppCode
         return Image(modulePath) is not { OptimizerDisabled: true };
     }
 
+    /// <summary>
+    /// Whether the module at <paramref name="path"/> is the app's by the automatic rule or an assembly name given with
+    /// <c>--app</c>, without listing it among the report's modules: where the app's endpoints are declared.
+    /// </summary>
+    public bool IsAppModule(string path) =>
+        !IsDiagnosis(Path.GetFileNameWithoutExtension(path)) && (_verdicts.TryGetValue(path, out var known) ? known : Decide(Path.GetFileNameWithoutExtension(path), path)).IsApp;
+
     private ModuleVerdict Verdict(string module, string? path)
     {
         var key = path ?? module;

@@ -223,12 +223,21 @@ public sealed record BlockingFrame(BlockingKind Kind, string Name, string Frame)
         FrameNames.Method(frame).StartsWith(ContainerFrames, StringComparison.Ordinal)
         || frame.StartsWith(ContainerCompiledResolver, StringComparison.Ordinal);
 
-    // Where the app's innermost frame is in the stack, leaf first; -1 when there is none.
+    // Where the app's innermost frame is in the stack, leaf first; -1 when there is none. A frame named back from code the
+    // JIT inlined into a method compiled at run time (ASP.NET Core's invoker) stands where that method is.
     private static int IndexOfApp(IReadOnlyList<string> framesLeafFirst, AppFrame? appFrame)
     {
         for (var i = 0; appFrame is not null && i < framesLeafFirst.Count; i++)
         {
             if (FrameNames.TypeAndMethod(framesLeafFirst[i]) == appFrame.Method)
+            {
+                return i;
+            }
+        }
+
+        for (var i = 0; appFrame is not null && i < framesLeafFirst.Count; i++)
+        {
+            if (FrameNames.IsCompiledAtRunTime(framesLeafFirst[i]))
             {
                 return i;
             }

@@ -12,10 +12,10 @@ public sealed record DiagnosisOptions
     public IReadOnlyList<string> AppPrefixes { get; init; } = [];
 
     /// <summary>
-    /// For a capture of the calling process: what each OS thread is serving (e.g. "GET /api/diagscenario/taskwait"), read at
-    /// the end of the sampling, before the session stops, so a parked thread is named by its request whatever the JIT did to its frames.
+    /// For a capture of the calling process: what each OS thread is serving (its request and endpoint), read at the end of
+    /// the sampling, before the session stops, so a parked thread is named by its endpoint whatever the JIT did to its frames.
     /// </summary>
-    public Func<IReadOnlyDictionary<int, string>>? ThreadLabels { get; init; }
+    public Func<IReadOnlyDictionary<int, ThreadLabel>>? ThreadLabels { get; init; }
 
     /// <summary>
     /// How long the sample profiler runs for a snapshot. A blocked thread is sampled in its first millisecond; the rest

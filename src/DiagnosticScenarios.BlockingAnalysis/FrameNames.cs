@@ -98,6 +98,9 @@ public static partial class FrameNames
     [System.Text.RegularExpressions.GeneratedRegex(@"lambda_method\d+")]
     private static partial System.Text.RegularExpressions.Regex CompiledCopyNumber();
 
+    /// <summary>Whether the frame is a method compiled at run time (<c>dynamicClass.lambda_method12</c>, an expression tree's).</summary>
+    public static bool IsCompiledAtRunTime(string frame) => Method(frame).StartsWith("dynamicClass.", StringComparison.Ordinal);
+
     /// <summary>A stack (leaf first) of a thread-pool worker.</summary>
     public static bool IsPoolWorker(IEnumerable<string> frames) =>
         frames.Any(f => PoolDispatchMarkers.Any(m => Method(f).StartsWith(m, StringComparison.Ordinal)));

@@ -67,6 +67,62 @@ internal sealed class IlCalls(ModuleReaders modules)
         return null;
     }
 
+    /// <summary>
+    /// The calls from the start of a method to <paramref name="callee"/> (the method a stack shows above code the JIT inlined
+    /// away), outermost first: the method's call (to the callee itself, to a method of the callee's type, or to one of its
+    /// module's methods on the way) and each call on down, through at most <paramref name="depth"/> methods. Null when its IL
+    /// reaches no such call. Where a Release build inlined an endpoint into ASP.NET Core's invoker, this names the lines the
+    /// stack lost, read from the IL of the method the endpoint names.
+    /// </summary>
+    public IReadOnlyList<IlCall>? ChainTo(string modulePath, int methodToken, string callee, int depth = InlineDepth + 1)
+    {
+        var (type, method) = SplitCallee(callee);
+        if (type is null || Module(modulePath) is not { } pe)
+        {
+            return null;
+        }
+
+        var metadata = pe.GetMetadataReader();
+        return Chain(pe, metadata, methodToken, type, method, depth, []);
+    }
+
+    private static List<IlCall>? Chain(PEReader pe, MetadataReader metadata, int token, string type, string method, int depth, HashSet<int> seen)
+    {
+        if (MetadataTokens.EntityHandle(token).Kind != HandleKind.MethodDefinition || !seen.Add(token))
+        {
+            return null;
+        }
+
+        var calls = Calls(pe, metadata, token);
+        var targets = calls.Select(call => (call.Offset, call.Token, Target: IlOpcodes.Target(metadata, call.Token))).ToList();
+        var name = TypeAndMethod(metadata, (MethodDefinitionHandle)MetadataTokens.EntityHandle(token));
+        var at = targets.FirstOrDefault(c => c.Target is { } t && t.Type == type && t.Method == method);
+        if (at.Target is null)
+        {
+            at = targets.FirstOrDefault(c => c.Target is { } t && SameType(t.Type, type));
+        }
+
+        if (at.Target is not null)
+        {
+            return [new IlCall(token, at.Offset, name)];
+        }
+
+        if (depth <= 1)
+        {
+            return null;
+        }
+
+        foreach (var (offset, callToken, _) in targets)
+        {
+            if (Chain(pe, metadata, callToken, type, method, depth - 1, seen) is { } inner)
+            {
+                return [new IlCall(token, offset, name), .. inner];
+            }
+        }
+
+        return null;
+    }
+
     // The method of this module at `token`, or one it calls, that calls a method of `type`: its token, the call's IL offset
     // and its name as a frame names it (Type.Method, nested types joined by '+').
     private static (int Token, int Offset, string Method)? Reaching(PEReader pe, MetadataReader metadata, int token, string type, int depth)
@@ -118,7 +174,8 @@ internal sealed class IlCalls(ModuleReaders modules)
         return calls;
     }
 
-    private static string TypeAndMethod(MetadataReader metadata, MethodDefinitionHandle handle)
+    /// <summary>A method as a frame names it: its type's name, nested types joined by '+', and the method.</summary>
+    public static string TypeAndMethod(MetadataReader metadata, MethodDefinitionHandle handle)
     {
         var definition = metadata.GetMethodDefinition(handle);
         var type = metadata.GetTypeDefinition(definition.GetDeclaringType());
@@ -168,3 +225,6 @@ internal sealed class IlCalls(ModuleReaders modules)
 
     private PEReader? Module(string modulePath) => modules.Open(modulePath);
 }
+
+/// <summary>A call in a method's IL: the method (its token and name as a frame names it) and the call's IL offset.</summary>
+internal readonly record struct IlCall(int MethodToken, int IlOffset, string Method);

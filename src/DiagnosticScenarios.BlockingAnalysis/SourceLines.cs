@@ -65,6 +65,10 @@ internal sealed class SourceLines : IDisposable
         return (line, missing, new AppFrame(call.Method, innerLine, innerMissing) { AsyncTwin = _calls.AsyncTwin(inside) });
     }
 
+    /// <summary>The line of the call at <paramref name="location"/>'s IL offset, a call to <paramref name="callee"/>, or why there is none.</summary>
+    public (SourceLine? Line, string? Missing) LineOfCall(IlLocation location, string callee) =>
+        LineAt(location, location.IlOffset, ofACall: true, takesALock: IsLockCall(callee));
+
     // C# takes a lock on System.Threading.Lock with a call the PDB files under no line of its own.
     private static bool IsLockCall(string callee) => callee.StartsWith("System.Threading.Lock.", StringComparison.Ordinal);
 
@@ -140,6 +144,9 @@ internal sealed class SourceLines : IDisposable
 
     /// <inheritdoc cref="IlCalls.IsReadyToRun"/>
     public bool IsReadyToRun(string? modulePath) => _calls.IsReadyToRun(modulePath);
+
+    /// <inheritdoc cref="IlCalls.ChainTo"/>
+    public IReadOnlyList<IlCall>? ChainTo(string modulePath, int methodToken, string callee) => _calls.ChainTo(modulePath, methodToken, callee);
 
     /// <inheritdoc cref="IlCalls.AsyncTwin"/>
     public string? AsyncTwin(IlLocation location) => _calls.AsyncTwin(location);

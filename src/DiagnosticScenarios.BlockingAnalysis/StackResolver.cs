@@ -23,6 +23,18 @@ internal sealed record ResolvedStack(IReadOnlyList<string> Names, IReadOnlyList<
     /// <summary>The app's frames further out than its innermost run (past a framework frame between them), each with its line.</summary>
     public IReadOnlyList<AppFrame> OuterAppFrames { get; init; } = [];
 
+    /// <summary>The frames, leaf first.</summary>
+    public IReadOnlyList<TraceFrame> Frames { get; init; } = [];
+
+    /// <summary>Where <see cref="InlinedInto"/>'s method is in <see cref="Frames"/>; null when it is not set.</summary>
+    public int? InvokerIndex { get; init; }
+
+    /// <summary>
+    /// How the app's frames the JIT inlined into <see cref="InlinedInto"/> were named back (from the endpoint each thread
+    /// ran, or from the app's code); null when they were not, or did not need to be.
+    /// </summary>
+    public string? NamedFrom { get; init; }
+
     /// <summary>Groups threads parked on the same line the same way, whatever else their stacks share.</summary>
     public string Key => string.Join('\n', Names) + "#" + string.Join('|', AppFrames.Select(f => f.Source?.ToString()));
 }
@@ -39,6 +51,7 @@ internal sealed class StackResolver : IDisposable
     private readonly SourceLines _sources;
     private readonly AppCode _app;
     private readonly Dictionary<(ulong Address, string? Callee, bool Innermost), AppFrame> _described = [];
+    private readonly Lazy<EndpointMethods> _endpoints;
 
     public StackResolver(TraceLog log, string nettracePath, DiagnosisOptions options)
     {
@@ -46,6 +59,8 @@ internal sealed class StackResolver : IDisposable
         var coreLib = log.ModuleFiles.FirstOrDefault(m => string.Equals(Path.GetFileNameWithoutExtension(m.FilePath), "System.Private.CoreLib", StringComparison.OrdinalIgnoreCase));
         _sources = new SourceLines(_modules);
         _app = new AppCode(options.AppPrefixes, coreLib?.FilePath, _modules, _maps.AssemblyOf);
+        var moduleFiles = log.ModuleFiles.Select(m => m.FilePath).Where(p => !string.IsNullOrEmpty(p) && Path.IsPathRooted(p)).Select(_maps.LoadedPath).ToList();
+        _endpoints = new(() => new EndpointMethods(_modules, moduleFiles.Where(_app.IsAppModule)));
     }
 
     /// <summary>The modules met so far and whether each is the app's.</summary>
@@ -111,7 +126,8 @@ internal sealed class StackResolver : IDisposable
 
         if (start < 0)
         {
-            return new ResolvedStack(names, [], InlinedInto(frames, names), UnderTaskRun: false);
+            var invoker = InvokerIndex(frames, names);
+            return new ResolvedStack(names, [], invoker is { } at ? Invoker(frames, at) : null, UnderTaskRun: false) { Frames = frames, InvokerIndex = invoker };
         }
 
         var appFrames = new List<AppFrame>();
@@ -127,8 +143,13 @@ internal sealed class StackResolver : IDisposable
 
         // Called by a method compiled at run time from an optimized module: the action that made this call may have been
         // inlined there (a Debug build's never is).
-        var inlinedInto = end < frames.Count && frames[end].IsDynamic && _app.IsOptimized(frames[end - 1].ModulePath) ? Invoker(frames, end) : null;
-        return new ResolvedStack(names, appFrames, inlinedInto, underTaskRun) { OuterAppFrames = OuterAppFrames(frames, end) };
+        var inlined = end < frames.Count && frames[end].IsDynamic && _app.IsOptimized(frames[end - 1].ModulePath);
+        return new ResolvedStack(names, appFrames, inlined ? Invoker(frames, end) : null, underTaskRun)
+        {
+            OuterAppFrames = OuterAppFrames(frames, end),
+            Frames = frames,
+            InvokerIndex = inlined ? end : null,
+        };
     }
 
     // Every app frame past the innermost run, up to the first method compiled at run time (ASP.NET Core's invoker; what lies
@@ -146,6 +167,63 @@ internal sealed class StackResolver : IDisposable
         }
 
         return outer;
+    }
+
+    /// <summary>
+    /// The stack with the app's code that a Release build's JIT inlined into ASP.NET Core's invoker named back: the endpoint's
+    /// method and, down the calls its IL makes, the line of each call to the blocking one. The endpoint is the one the
+    /// threads' labels name most (the app's own, or ASP.NET Core's endpoint log), or else the only endpoint of the app
+    /// whose code makes that call. The stack as it was when it needs no naming or none can be found.
+    /// </summary>
+    /// <param name="labels">The endpoints the stack's threads were running, one per labelled thread.</param>
+    /// <param name="threads">How many threads share the stack, labelled or not.</param>
+    public ResolvedStack NameInlined(ResolvedStack stack, IReadOnlyList<EndpointLabel> labels, int threads)
+    {
+        if (stack.InvokerIndex is not { } invoker || invoker == 0 || stack.NamedFrom is not null)
+        {
+            return stack;
+        }
+
+        var callee = FrameNames.Method(stack.Frames[invoker - 1].Name);
+        foreach (var vote in labels.GroupBy(l => l.Name, StringComparer.Ordinal).OrderByDescending(g => g.Count()))
+        {
+            var code = vote.First().Method is { } method ? _endpoints.Value.At(method) is { } known ? [known] : [] : _endpoints.Value.Find(vote.Key);
+            if (Chains(code, callee) is [var (endpoint, chain)])
+            {
+                var on = $"{vote.Count()} of {threads} thread{(threads == 1 ? "" : "s")}";
+                return Named(stack, endpoint.Method.ModulePath, chain, callee, vote.First().Method is not null
+                    ? $"{endpoint.Name}, which the app labelled {on} with"
+                    : $"{endpoint.Name}, which ASP.NET Core logged running on {on}");
+            }
+        }
+
+        var kind = stack.Frames.Skip(invoker + 1).Any(f => f.MethodName.StartsWith("Microsoft.AspNetCore.Mvc.", StringComparison.Ordinal))
+            ? EndpointKind.ControllerAction
+            : EndpointKind.MinimalApiHandler;
+        return Chains(_endpoints.Value.All().Where(e => e.Kind == kind), callee) is [var (only, onlyChain)]
+            ? Named(stack, only.Method.ModulePath, onlyChain, callee, $"{only.Name}, the app's only {(kind == EndpointKind.ControllerAction ? "action" : "endpoint handler")} whose code reaches {FrameNames.TypeAndMethod(stack.Frames[invoker - 1].Name)}")
+            : stack;
+    }
+
+    private List<(EndpointCode Endpoint, IReadOnlyList<IlCall> Chain)> Chains(IEnumerable<EndpointCode> candidates, string callee) =>
+        [.. candidates.Select(c => (Endpoint: c, Chain: _sources.ChainTo(c.Method.ModulePath, c.Method.MetadataToken, callee)))
+            .Where(c => c.Chain is not null)
+            .Select(c => (c.Endpoint, c.Chain!))];
+
+    // The calls of the chain as app frames, innermost first, after the frames the stack kept.
+    private ResolvedStack Named(ResolvedStack stack, string module, IReadOnlyList<IlCall> chain, string callee, string how)
+    {
+        var named = new List<AppFrame>(chain.Count);
+        for (var i = chain.Count - 1; i >= 0; i--)
+        {
+            var location = new IlLocation(ModuleFile.At(module), chain[i].MethodToken, chain[i].IlOffset);
+            var calls = i == chain.Count - 1 ? callee : chain[i + 1].Method;
+            var (line, missing) = _sources.LineOfCall(location, calls);
+            var innermost = i == chain.Count - 1 && stack.AppFrames.Count == 0;
+            named.Add(new AppFrame(chain[i].Method, line, missing) { AsyncTwin = innermost ? _sources.AsyncTwin(location) : null });
+        }
+
+        return stack with { AppFrames = [.. stack.AppFrames, .. named], NamedFrom = $"the JIT inlined {(named.Count == 1 ? "it" : "them")} into {stack.InlinedInto?.Method}; named from the endpoint {how}" };
     }
 
     public void Dispose()
@@ -189,8 +267,8 @@ internal sealed class StackResolver : IDisposable
         return new AppFrame(method, line, missing) { Inlined = inlined, AsyncTwin = innermost && inlined is null ? _sources.AsyncTwin(located) : null };
     }
 
-    // The method compiled at run time that made the blocking call (or called what made it), and its caller.
-    private static InlinedInvoker? InlinedInto(IReadOnlyList<TraceFrame> frames, IReadOnlyList<string> names)
+    // Where the method compiled at run time that made the blocking call (or called what made it) is, or null.
+    private static int? InvokerIndex(IReadOnlyList<TraceFrame> frames, IReadOnlyList<string> names)
     {
         if (BlockingFrame.FindIndex(names) is not { } blocking)
         {
@@ -201,7 +279,7 @@ internal sealed class StackResolver : IDisposable
         {
             if (frames[i].IsDynamic)
             {
-                return Invoker(frames, i);
+                return i;
             }
         }
 

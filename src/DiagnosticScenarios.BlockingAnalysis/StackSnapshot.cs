@@ -26,6 +26,12 @@ public sealed record StackSnapshot(
     /// <summary>Where the requests of <see cref="ThreadGroup.Requests"/> come from; null when no thread was tied to a request.</summary>
     public RequestLabels? Requests { get; init; }
 
+    /// <summary>
+    /// Time spent, after the sampling, waiting for the request events that name the endpoints of sites whose frames the JIT
+    /// inlined away (<see cref="StackSnapshots.CaptureWithRequests"/>); 0 when none was needed.
+    /// </summary>
+    public double RequestsMs { get; init; }
+
     /// <summary>Events the runtime dropped from the session (<see cref="SessionLoss"/>); 0 for a complete snapshot.</summary>
     public int EventsLost { get; init; }
 
@@ -45,8 +51,9 @@ public sealed record StackSnapshot(
             .Select(groups => new BlockingSite(groups.Sum(g => g.Threads), groups[0].Blocking!, groups[0].AppFrames, groups)
             {
                 InlinedInto = InlinedInvoker.Merge(groups.Select(g => g.InlinedInto)),
+                NamedFrom = groups[0].NamedFrom,
                 Fix = groups[0].Fix,
-                RequestsSeen = Requests?.Describe(groups.SelectMany(g => g.Requests), actionShown: groups[0].AppFrames.Count > 0 && groups[0].InlinedInto is null),
+                RequestsSeen = Requests?.Describe(groups.SelectMany(g => g.Requests), actionShown: groups[0].AppFrames.Count > 0 && (groups[0].InlinedInto is null || groups[0].NamedFrom is not null)),
             })
             .OrderByDescending(site => site.Threads)
             .ThenBy(site => site.AppFrames.Count == 0)
@@ -75,6 +82,7 @@ public sealed record StackSnapshot(
     // hosting events' labels (the last request a thread started) are not sure enough to merge copies on.
     private string? SiteInvoker(ThreadGroup group) =>
         group.InlinedInto?.Method is not { } invoker ? null
+        : group.NamedFrom is not null ? FrameNames.WithoutCopyNumber(invoker)
         : Requests is not { Exact: true } ? invoker
         : group.AppFrames.Count > 0 ? FrameNames.WithoutCopyNumber(invoker)
         : $"{FrameNames.WithoutCopyNumber(invoker)}#{(group.Requests is [var top, ..] ? top.Request : null)}";
@@ -100,6 +108,12 @@ public sealed record RequestLabels(string Source, string Verb, string None, IRea
     /// started after a wave of the load): these do not.
     /// </summary>
     public IReadOnlyDictionary<string, int>? Started { get; init; }
+
+    /// <summary>
+    /// OS thread id to the endpoint the thread was running at the snapshot's moment, where it is known: the app's own labels,
+    /// or ASP.NET Core's endpoint log around that moment. What names the code of a site whose frames the JIT inlined away.
+    /// </summary>
+    public IReadOnlyDictionary<int, EndpointLabel> Endpoints { get; init; } = new Dictionary<int, EndpointLabel>();
 
     /// <summary>
     /// The requests of a site's threads, most first, e.g. "serving GET /orders/{id} (12 threads)"; <see cref="None"/> when
@@ -143,6 +157,9 @@ public sealed record BlockingSite(int Threads, BlockingFrame Blocking, IReadOnly
     /// <summary>The fix, in one line, with the scenario pair that shows it.</summary>
     public string? Fix { get; init; }
 
+    /// <summary>How app frames the JIT inlined into <see cref="InlinedInto"/> were named back; null when none was (<see cref="ThreadGroup.NamedFrom"/>).</summary>
+    public string? NamedFrom { get; init; }
+
     /// <summary>The requests its threads run, or that none could be tied to them; null when not known and not needed.</summary>
     public string? RequestsSeen { get; init; }
 
@@ -155,11 +172,11 @@ public sealed record BlockingSite(int Threads, BlockingFrame Blocking, IReadOnly
     {
         var stacks = Groups.Count == 1 ? "1 stack" : $"{Groups.Count} stacks";
         var requests = RequestsSeen is null ? "" : $"; {RequestsSeen}";
-        return $"{Threads} of {poolThreadCount} pool thread{(poolThreadCount == 1 ? "" : "s")}: blocked in {Blocking.Name}{Where(AppFrames, InlinedInto)}{requests} ({stacks})";
+        return $"{Threads} of {poolThreadCount} pool thread{(poolThreadCount == 1 ? "" : "s")}: blocked in {Blocking.Name}{Where(AppFrames, InlinedInto, NamedFrom)}{requests} ({stacks})";
     }
 
     /// <summary>Where the app made the call: " at File.cs:35 `text` in Type.Method ← Caller (File.cs:12)", or what became of its frames.</summary>
-    internal static string Where(IReadOnlyList<AppFrame> appFrames, InlinedInvoker? inlinedInto)
+    internal static string Where(IReadOnlyList<AppFrame> appFrames, InlinedInvoker? inlinedInto, string? namedFrom = null)
     {
         if (appFrames.Count == 0)
         {
@@ -173,7 +190,9 @@ public sealed record BlockingSite(int Threads, BlockingFrame Blocking, IReadOnly
             ? $"{At(inlinedCallee)}, which the JIT inlined into {innermost.Method}{(innermost.Source is { } call ? $" ({call.FileName}:{call.Line})" : "")}"
             : At(innermost);
         var callers = appFrames.Skip(1).Select(f => f.Source is { } s ? $"{f.Method} ({s.FileName}:{s.Line})" : f.Method);
-        var inlined = inlinedInto is null ? "" : $" ← called by {inlinedInto}, compiled at run time, where the JIT may have inlined the action";
+        var inlined = namedFrom is not null ? $" ({namedFrom})"
+            : inlinedInto is null ? ""
+            : $" ← called by {inlinedInto}, compiled at run time, where the JIT may have inlined the action";
         return at + string.Concat(callers.Select(c => $" ← {c}")) + inlined;
 
         static string At(AppFrame frame) => frame.Source is { } source ? $" at {source} in {frame.Method}" : $" in {frame.Method} (no line: {frame.NoSource})";
@@ -200,6 +219,12 @@ public sealed record ThreadGroup(
 
     /// <summary>Whether the app's frames run as a delegate handed to <c>Task.Run</c>: the blocking was moved to this thread, not removed.</summary>
     public bool UnderTaskRun { get; init; }
+
+    /// <summary>
+    /// How app frames the JIT inlined into <see cref="InlinedInto"/> were named back, e.g. "named from the endpoint ASP.NET
+    /// Core logged on 7 of its 9 threads, …; the JIT inlined it into dynamicClass.lambda_method12"; null when none was.
+    /// </summary>
+    public string? NamedFrom { get; init; }
 
     /// <summary>The app's frames further out than <see cref="AppFrames"/>, past a framework frame between them, each with its line.</summary>
     public IReadOnlyList<AppFrame> OuterAppFrames { get; init; } = [];
@@ -231,6 +256,6 @@ public sealed record ThreadGroup(
             { Kind: BlockingKind.IdleWorker } => "idle, waiting for work",
             _ => $"blocked in {Blocking}",
         };
-        return $"{who}: {where}{BlockingSite.Where(AppFrames, InlinedInto)}";
+        return $"{who}: {where}{BlockingSite.Where(AppFrames, InlinedInto, NamedFrom)}";
     }
 }

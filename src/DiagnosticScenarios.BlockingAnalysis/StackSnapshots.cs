@@ -1,3 +1,4 @@
+using System.Globalization;
 using System.Diagnostics;
 using System.Diagnostics.Tracing;
 using Microsoft.Diagnostics.NETCore.Client;
@@ -34,14 +35,17 @@ public static class StackSnapshots
         try
         {
             var recording = Stopwatch.StartNew();
-            IReadOnlyDictionary<int, string>? labels = null;
+            IReadOnlyDictionary<int, ThreadLabel>? labels = null;
             // Read as the samples are taken, not once the session has stopped: its rundown can take seconds on a starved
             // machine (ten, once, beside four other sessions), and by then the threads serve other requests.
             (record ?? Record)(processId, trace, options, () => labels = options.ThreadLabels?.Invoke());
             var captureMs = recording.Elapsed.TotalMilliseconds;
             var requests = labels is null
                 ? null
-                : new RequestLabels("the app's own request labels", "serving", "not serving a request the app labelled", labels, Exact: true);
+                : new RequestLabels("the app's own request labels", "serving", "not serving a request the app labelled", labels.ToDictionary(l => l.Key, l => l.Value.Request), Exact: true)
+                {
+                    Endpoints = labels.Where(l => l.Value.Endpoint is not null).ToDictionary(l => l.Key, l => l.Value.Endpoint!),
+                };
             return Analyze(trace, options, requests) with { ProcessId = processId, CaptureMs = Math.Round(captureMs, 1) };
         }
         finally
@@ -51,24 +55,30 @@ public static class StackSnapshots
     }
 
     /// <summary>
-    /// <see cref="Capture"/> of another process, with the last request each thread started (<see cref="HostingRequests"/>)
-    /// over <paramref name="window"/> before it: what names a route whose frames the JIT inlined away.
+    /// <see cref="Capture"/> of another process while its requests are read (<see cref="RequestEvents"/>): the endpoint each
+    /// thread ran at the snapshot's moment names the code of a site whose frames a Release build's JIT inlined away. The
+    /// events are read from just before the snapshot until every such site has a thread whose endpoint they name, or
+    /// <paramref name="patience"/> has passed; a process with no such site is not kept waiting.
     /// </summary>
     /// <exception cref="DiagnosisException">The process is not there, not .NET, or its diagnostic port did not answer.</exception>
-    public static StackSnapshot CaptureWithRequests(int processId, TimeSpan window, DiagnosisOptions? options = null)
+    public static StackSnapshot CaptureWithRequests(int processId, TimeSpan patience, DiagnosisOptions? options = null)
     {
         options ??= DiagnosisOptions.Default;
         var trace = ScratchFiles.NewPath($"stacks-{processId}", ".nettrace");
+        var requests = new RequestListener();
+        var reading = Stopwatch.StartNew();
+        StackSnapshot? snapshot = null;
+        var captureMs = 0.0;
         try
         {
-            var captureMs = 0.0;
-            var requests = HostingRequests.Record(processId, window, () =>
+            EventPipeRecorder.Listen(processId, RequestEvents.Providers, requests.OnEvent, ended =>
             {
                 var recording = Stopwatch.StartNew();
                 Record(processId, trace, options);
                 captureMs = recording.Elapsed.TotalMilliseconds;
+                snapshot = Analyze(trace, options, (unnamed, instant) => requests.LabelsOnceNamed(unnamed, instant, patience - reading.Elapsed, ended));
             }, options);
-            return Analyze(trace, options, requests) with { ProcessId = processId, CaptureMs = Math.Round(captureMs, 1) };
+            return snapshot! with { ProcessId = processId, CaptureMs = Math.Round(captureMs, 1) };
         }
         finally
         {
@@ -103,12 +113,22 @@ public static class StackSnapshots
     /// the file and line of each app frame, and the request each thread runs when <paramref name="requests"/> says.
     /// </summary>
     /// <exception cref="DiagnosisException">The file cannot be read as a trace.</exception>
-    public static StackSnapshot Analyze(string nettracePath, DiagnosisOptions? options = null, RequestLabels? requests = null)
+    public static StackSnapshot Analyze(string nettracePath, DiagnosisOptions? options = null, RequestLabels? requests = null) =>
+        Analyze(nettracePath, options ?? DiagnosisOptions.Default, (_, _) => requests);
+
+    /// <summary>
+    /// <see cref="Analyze(string, DiagnosisOptions?, RequestLabels?)"/> with the labels asked for once the stacks are read:
+    /// <paramref name="labelsAt"/> gets the threads of each group whose app code the JIT inlined into a compiled invoker, and
+    /// the snapshot's moment (UTC), and may wait for the events that name them.
+    /// </summary>
+    public static StackSnapshot Analyze(string nettracePath, DiagnosisOptions options, Func<IReadOnlyList<IReadOnlyList<int>>, DateTime, RequestLabels?> labelsAt)
     {
-        options ??= DiagnosisOptions.Default;
         var analysis = Stopwatch.StartNew();
-        var threads = new Dictionary<int, ResolvedStack>();
+        List<ThreadGroup> groups;
+        int threadCount;
         IReadOnlyList<ModuleVerdict> modules;
+        RequestLabels? requests;
+        var requestsMs = 0.0;
         int eventsLost;
         using (var log = TraceLogFiles.Open(nettracePath))
         using (var resolver = new StackResolver(log.TraceLog, nettracePath, options))
@@ -120,6 +140,7 @@ public static class StackSnapshots
             // frequent stack: two threads taking turns at a lock, each sleeping inside it half the time, were both shown
             // inside it at once (a CI snapshot of the lock pair), a moment that never was.
             var ticks = new List<Dictionary<int, CallStackIndex>>();
+            var tickTimes = new List<DateTime>();
             var stacks = new Dictionary<CallStackIndex, TraceCallStack?>();
             var source = log.TraceLog.Events.GetSource();
             source.AllEvents += data =>
@@ -130,6 +151,7 @@ public static class StackSnapshots
                     if (ticks.Count == 0 || ticks[^1].ContainsKey(data.ThreadID))
                     {
                         ticks.Add(new Dictionary<int, CallStackIndex>());
+                        tickTimes.Add(data.TimeStamp.ToUniversalTime());
                     }
 
                     var index = data.CallStackIndex();
@@ -138,35 +160,46 @@ public static class StackSnapshots
                 }
             };
             source.Process();
-            foreach (var (thread, index) in Instant(ticks))
+            var threads = new Dictionary<int, ResolvedStack>();
+            var atInstant = Instant(ticks, out var chosen);
+            foreach (var (thread, index) in atInstant)
             {
                 threads[thread] = resolver.Resolve(resolver.Frames(stacks[index]));
             }
 
+            var byStack = threads.GroupBy(t => t.Value.Key, StringComparer.Ordinal).ToList();
+            var instant = chosen < 0 ? DateTime.UtcNow : tickTimes[chosen];
+            var reading = Stopwatch.StartNew();
+            requests = labelsAt([.. byStack.Where(g => g.First().Value.InvokerIndex is not null).Select(g => (IReadOnlyList<int>)[.. g.Select(t => t.Key)])], instant);
+            requestsMs = reading.Elapsed.TotalMilliseconds;
+            groups = [.. byStack
+                .Select(g =>
+                {
+                    var ids = g.Select(t => t.Key).Order().ToList();
+                    var labels = requests is null ? [] : ids.Select(id => requests.Endpoints.GetValueOrDefault(id)).OfType<EndpointLabel>().ToList();
+                    return Group(ids, resolver.NameInlined(g.First().Value, labels, ids.Count), requests);
+                })
+                .OrderByDescending(g => g.Threads)
+                .ThenByDescending(g => g.PoolThreads)
+                .ThenBy(g => g.AppFrame is null)];
+            threadCount = threads.Count;
             modules = resolver.Modules;
             eventsLost = log.TraceLog.EventsLost;
         }
-
-        var groups = threads
-            .GroupBy(t => t.Value.Key, StringComparer.Ordinal)
-            .Select(g => Group(g.Select(t => t.Key).Order().ToList(), g.First().Value, requests))
-            .OrderByDescending(g => g.Threads)
-            .ThenByDescending(g => g.PoolThreads)
-            .ThenBy(g => g.AppFrame is null)
-            .ToList();
 
         return new StackSnapshot(
             ProcessId: 0,
             CapturedAt: DateTimeOffset.UtcNow,
             CaptureMs: 0,
-            AnalysisMs: Math.Round(analysis.Elapsed.TotalMilliseconds, 1),
-            ThreadCount: threads.Count,
+            AnalysisMs: Math.Round(analysis.Elapsed.TotalMilliseconds - requestsMs, 1),
+            ThreadCount: threadCount,
             PoolThreadCount: groups.Where(g => g.PoolThreads).Sum(g => g.Threads),
             Groups: groups)
         {
             Modules = modules,
             Requests = requests,
             EventsLost = eventsLost,
+            RequestsMs = Math.Round(requestsMs, 1),
         };
     }
 
@@ -176,10 +209,16 @@ public static class StackSnapshots
     /// frequent stack.
     /// </summary>
     internal static Dictionary<int, TStack> Instant<TStack>(IReadOnlyList<IReadOnlyDictionary<int, TStack>> ticks)
+        where TStack : notnull => Instant(ticks, out _);
+
+    /// <inheritdoc cref="Instant{TStack}(IReadOnlyList{IReadOnlyDictionary{int, TStack}})"/>
+    /// <param name="chosen">The index of the tick chosen; -1 when there is none.</param>
+    internal static Dictionary<int, TStack> Instant<TStack>(IReadOnlyList<IReadOnlyDictionary<int, TStack>> ticks, out int chosen)
         where TStack : notnull
     {
         var seen = ticks.SelectMany(tick => tick).CountBy(sample => sample).ToDictionary(c => c.Key, c => c.Value);
-        var instant = ticks.Count == 0 ? [] : new Dictionary<int, TStack>(ticks.MaxBy(tick => tick.Sum(sample => seen[sample]))!);
+        chosen = ticks.Count == 0 ? -1 : ticks.Select((tick, i) => (Seen: tick.Sum(sample => seen[sample]), i)).MaxBy(t => t.Seen).i;
+        var instant = chosen < 0 ? [] : new Dictionary<int, TStack>(ticks[chosen]);
         foreach (var (sample, _) in seen.OrderByDescending(c => c.Value))
         {
             instant.TryAdd(sample.Key, sample.Value);
@@ -192,6 +231,7 @@ public static class StackSnapshots
         new(threadIds.Count, FrameNames.IsPoolWorker(stack.Names), BlockingFrame.Find(stack.Names), stack.AppFrames, threadIds, stack.Names)
         {
             InlinedInto = stack.InlinedInto,
+            NamedFrom = stack.NamedFrom,
             UnderTaskRun = stack.UnderTaskRun,
             OuterAppFrames = stack.OuterAppFrames,
             Requests = requests is null
@@ -203,4 +243,56 @@ public static class StackSnapshots
                     .OrderByDescending(r => r.Threads)
                     .ToList(),
         };
+}
+
+/// <summary>What the app says one of its threads is serving: the request and, where it knows it, the endpoint and its method.</summary>
+/// <param name="Request">E.g. "GET /api/diagscenario/taskwait".</param>
+public sealed record ThreadLabel(string Request, EndpointLabel? Endpoint = null);
+
+/// <summary>
+/// The request events of a live session as they arrive, and the labels of a snapshot's moment once they name a thread of
+/// each group that needs one.
+/// </summary>
+/// <param name="when">When the requests were read, as the labels' source says it (e.g. "while watching"); null: for how long.</param>
+internal sealed class RequestListener(string? when = null)
+{
+    private static readonly TimeSpan Poll = TimeSpan.FromMilliseconds(20);
+
+    private readonly RequestEvents.Tally _tally = new();
+    private readonly Lock _lock = new();
+    private readonly Stopwatch _listening = Stopwatch.StartNew();
+
+    public void OnEvent(Microsoft.Diagnostics.Tracing.TraceEvent data)
+    {
+        lock (_lock)
+        {
+            _tally.Add(data);
+        }
+    }
+
+    /// <summary>
+    /// The labels at <paramref name="instant"/>, once each group has a thread whose endpoint the events name, the patience
+    /// has run out, or the session has ended.
+    /// </summary>
+    public RequestLabels LabelsOnceNamed(IReadOnlyList<IReadOnlyList<int>> groups, DateTime instant, TimeSpan patience, WaitHandle ended)
+    {
+        var waiting = Stopwatch.StartNew();
+        while (!Named(groups, instant) && waiting.Elapsed < patience && !ended.WaitOne(Poll))
+        {
+        }
+
+        lock (_lock)
+        {
+            var period = when ?? $"over {_listening.Elapsed.TotalSeconds.ToString("0.0", CultureInfo.InvariantCulture)} s";
+            return _tally.Labels(period, $"no request started on these threads {period}", instant);
+        }
+    }
+
+    private bool Named(IReadOnlyList<IReadOnlyList<int>> groups, DateTime instant)
+    {
+        lock (_lock)
+        {
+            return groups.All(threads => threads.Any(thread => _tally.EndpointAt(thread, instant) is not null));
+        }
+    }
 }

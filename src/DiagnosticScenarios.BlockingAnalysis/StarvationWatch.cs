@@ -39,8 +39,8 @@ public static class StarvationWatch
         rule ??= StarvationRule.Default;
         options ??= DiagnosisOptions.Default;
         var sessionId = Guid.NewGuid().ToString();
-        var providers = new[]
-        {
+        EventPipeProvider[] providers =
+        [
             new EventPipeProvider(MetricsProvider, EventLevel.Informational, TimeSeriesValues, new Dictionary<string, string>
             {
                 ["SessionId"] = sessionId,
@@ -49,8 +49,8 @@ public static class StarvationWatch
                 ["MaxTimeSeries"] = "1000",
                 ["MaxHistograms"] = "10",
             }),
-            new EventPipeProvider(HostingRequests.ProviderName, EventLevel.Informational),
-        };
+            .. RequestEvents.Providers,
+        ];
 
         var reading = new CounterReading(sessionId, rule, onSecond);
         var started = Stopwatch.StartNew();
@@ -74,19 +74,17 @@ public static class StarvationWatch
 
                 if (woken == 0)
                 {
-                    // While the pool is still starved, and before the listening session ends: the threads are where they block.
+                    // While the pool is still starved, and before the listening session ends: the threads are where they
+                    // block, and the endpoint log still arrives for those whose frames the JIT inlined away.
                     StackSnapshots.Record(processId, trace, options);
+                    snapshot = StackSnapshots.Analyze(trace, options, (unnamed, instant) => reading.Requests.LabelsOnceNamed(unnamed, instant, RequestsPatience, ended))
+                        with { ProcessId = processId };
                 }
             }, options);
 
             if (reading.Unreadable.IsSet && !reading.Starved.IsSet)
             {
                 throw new DiagnosisException($"Cannot watch process {processId}: {reading.UnreadableReason}");
-            }
-
-            if (reading.Starved.IsSet)
-            {
-                snapshot = StackSnapshots.Analyze(trace, options, reading.Requests()) with { ProcessId = processId };
             }
         }
         finally
@@ -96,6 +94,9 @@ public static class StarvationWatch
 
         return new WatchResult(processId, snapshot is not null, Math.Round(started.Elapsed.TotalSeconds, 1), reading.LastVerdict, reading.Seconds, snapshot);
     }
+
+    // How long, at the moment of starvation, the endpoint log is read on for sites whose frames the JIT inlined away.
+    private static readonly TimeSpan RequestsPatience = TimeSpan.FromSeconds(1);
 
     // The longest one wait for a handle may take.
     private static readonly TimeSpan MaxWait = TimeSpan.FromMilliseconds(int.MaxValue);
@@ -126,7 +127,6 @@ public static class StarvationWatch
     private sealed class CounterReading(string sessionId, StarvationRule rule, Action<PoolSecond, StarvationVerdict>? onSecond)
     {
         private readonly Dictionary<string, double> _values = new(StringComparer.Ordinal);
-        private readonly HostingRequests.Tally _requests = new();
         private readonly List<PoolSecond> _seconds = [];
         private readonly Lock _lock = new();
         private double _intervalSeconds = 1;
@@ -152,23 +152,14 @@ public static class StarvationWatch
             }
         }
 
-        public RequestLabels Requests()
-        {
-            lock (_lock)
-            {
-                return _requests.Labels("while watching", "no request started on these threads while watching");
-            }
-        }
+        /// <summary>The requests and endpoints read while watching.</summary>
+        public RequestListener Requests { get; } = new("while watching");
 
         public void OnEvent(TraceEvent data)
         {
-            if (HostingRequests.RequestStarted(data) is { } request)
+            if (data.ProviderName is RequestEvents.HostingProvider or RequestEvents.LoggingProvider)
             {
-                lock (_lock)
-                {
-                    _requests.Add(data.ThreadID, request);
-                }
-
+                Requests.OnEvent(data);
                 return;
             }
 

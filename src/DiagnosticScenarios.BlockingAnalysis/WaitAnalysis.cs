@@ -68,6 +68,9 @@ public sealed record WaitSite(
     /// <summary>The app's frames further out than <see cref="AppFrames"/>, past a framework frame between them, each with its line.</summary>
     public IReadOnlyList<AppFrame> OuterAppFrames { get; init; } = [];
 
+    /// <summary>How app frames the JIT inlined into <see cref="InlinedInto"/> were named back; null when none was (<see cref="ThreadGroup.NamedFrom"/>).</summary>
+    public string? NamedFrom { get; init; }
+
     /// <summary>The fix for the blocking call, in one line; null when the wait is in no known blocking call.</summary>
     public string? Fix { get; init; }
 
@@ -87,6 +90,6 @@ public sealed record WaitSite(
         var where = Blocking is null ? "no known blocking call" : Blocking.ToString();
         var unfinished = Unfinished > 0 ? $", {Unfinished} unfinished at the end" : "";
         return FormattableString.Invariant(
-            $"{Count} waits, {TotalWaitMs / 1000:0.0} s in total (max {MaxWaitMs / 1000:0.00} s{unfinished}) on {Threads} thread{(Threads == 1 ? "" : "s")}: {where}{Awaited}{BlockingSite.Where(AppFrames, InlinedInto)}{Serving}");
+            $"{Count} waits, {TotalWaitMs / 1000:0.0} s in total (max {MaxWaitMs / 1000:0.00} s{unfinished}) on {Threads} thread{(Threads == 1 ? "" : "s")}: {where}{Awaited}{BlockingSite.Where(AppFrames, InlinedInto, NamedFrom)}{Serving}");
     }
 }

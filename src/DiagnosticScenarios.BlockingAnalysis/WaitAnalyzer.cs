@@ -55,7 +55,7 @@ public static class WaitAnalyzer
     {
         options ??= DiagnosisOptions.Default;
         EventPipeRecorder.Record(processId,
-            [new EventPipeProvider(ClrTraceEventParser.ProviderName, EventLevel.Verbose, (long)Keywords), new EventPipeProvider(HostingRequests.ProviderName, EventLevel.Informational)],
+            [new EventPipeProvider(ClrTraceEventParser.ProviderName, EventLevel.Verbose, (long)Keywords), .. RequestEvents.Providers],
             whileOn, nettracePath, options, rundown: true);
     }
 
@@ -66,20 +66,14 @@ public static class WaitAnalyzer
         options ??= DiagnosisOptions.Default;
         using var log = TraceLogFiles.Open(nettracePath);
         using var resolver = new StackResolver(log.TraceLog, nettracePath, options);
-        var open = new Dictionary<int, (double StartMs, ResolvedStack Stack, string? Request)>();
-        var waits = new List<(int ThreadId, double Ms, bool Finished, ResolvedStack Stack, string? Request)>();
-        var requests = new HostingRequests.Tally();
+        var open = new Dictionary<int, (double StartMs, DateTime At, ResolvedStack Stack, string? Request)>();
+        var waits = new List<(int ThreadId, double Ms, bool Finished, DateTime At, ResolvedStack Stack, string? Request)>();
+        var requests = new RequestEvents.Tally(endpointEventsKept: int.MaxValue);
         var starts = 0;
         var adjustments = new Dictionary<string, int>(StringComparer.Ordinal);
 
         var source = log.TraceLog.Events.GetSource();
-        source.Dynamic.All += data =>
-        {
-            if (HostingRequests.RequestStarted(data) is { } request)
-            {
-                requests.Add(data.ThreadID, request);
-            }
-        };
+        source.Dynamic.All += requests.Add;
         source.Clr.ThreadPoolWorkerThreadAdjustmentAdjustment += data =>
         {
             var reason = data.Reason.ToString();
@@ -88,20 +82,40 @@ public static class WaitAnalyzer
         source.Clr.WaitHandleWaitStart += data =>
         {
             starts++;
-            open[data.ThreadID] = (data.TimeStampRelativeMSec, resolver.Resolve(resolver.Frames(data.CallStack())), requests.Last(data.ThreadID));
+            open[data.ThreadID] = (data.TimeStampRelativeMSec, data.TimeStamp.ToUniversalTime(), resolver.Resolve(resolver.Frames(data.CallStack())), requests.Last(data.ThreadID));
         };
         source.Clr.WaitHandleWaitStop += data =>
         {
             // A stop whose start came before the trace began has no stack to attribute: left out.
             if (open.Remove(data.ThreadID, out var start))
             {
-                waits.Add((data.ThreadID, data.TimeStampRelativeMSec - start.StartMs, true, start.Stack, start.Request));
+                waits.Add((data.ThreadID, data.TimeStampRelativeMSec - start.StartMs, true, start.At, start.Stack, start.Request));
             }
         };
         source.Process();
 
         var endMs = log.TraceLog.SessionEndTimeRelativeMSec;
-        waits.AddRange(open.Select(o => (o.Key, endMs - o.Value.StartMs, false, o.Value.Stack, o.Value.Request)));
+        waits.AddRange(open.Select(o => (o.Key, endMs - o.Value.StartMs, false, o.Value.At, o.Value.Stack, o.Value.Request)));
+
+        // A wait whose app frames the JIT inlined into a compiled invoker is named from the endpoint its thread ran when it
+        // began (the log's events after it included), or from the app's code; each stack and endpoint once.
+        var named = new Dictionary<(string Stack, string? Endpoint), ResolvedStack>();
+        waits = [.. waits.Select(w =>
+        {
+            if (w.Stack.InvokerIndex is null)
+            {
+                return w;
+            }
+
+            var endpoint = requests.EndpointAt(w.ThreadId, w.At);
+            if (!named.TryGetValue((w.Stack.Key, endpoint), out var stack))
+            {
+                stack = resolver.NameInlined(w.Stack, endpoint is null ? [] : [new EndpointLabel(endpoint)], 1);
+                named[(w.Stack.Key, endpoint)] = stack;
+            }
+
+            return w with { Stack = stack };
+        })];
 
         var poolWaits = waits.Where(w => FrameNames.IsPoolWorker(w.Stack.Names)).ToList();
 
@@ -123,6 +137,7 @@ public static class WaitAnalyzer
                     first.Stack.Names)
                 {
                     InlinedInto = InlinedInvoker.Merge(g.Select(w => w.Wait.Stack.InlinedInto)),
+                    NamedFrom = first.Stack.NamedFrom,
                     OuterAppFrames = first.Stack.OuterAppFrames,
                     Fix = BlockingFrame.FixFor(blocking, first.Stack.Names, first.Stack.AppFrames.Count > 0 ? first.Stack.AppFrames[0] : null, first.Stack.UnderTaskRun),
                     Requests = g.Where(w => w.Wait.Request is not null)

@@ -19,7 +19,7 @@ public static class DiagnoseCommands
     public const int NoStarvation = 3;
 
     // The duration options' defaults, as their help says them ("3s") and as the verbs use them.
-    private const string DefaultRequestsWindow = "3s";
+    private const string DefaultRequestsWindow = "1s";
     private const string DefaultWaitsDuration = "10s";
     private const string DefaultWatchTimeout = "10m";
 
@@ -85,7 +85,7 @@ public static class DiagnoseCommands
         };
         var requestsWindow = new Option<TimeSpan>("--requests-window")
         {
-            Description = $"When a blocking site has no app frame (a Release build's JIT inlined it), how long to record ASP.NET Core's hosting events to tie its threads to requests before a second snapshot ({Durations.Help}); {DefaultRequestsWindow} by default, 0s turns it off.",
+            Description = $"How long, at most, to read ASP.NET Core's request and endpoint events around the snapshot, to name the endpoint of a site whose frames a Release build's JIT inlined away ({Durations.Help}); {DefaultRequestsWindow} by default, 0s reads none (such a site is then named from the app's code where only one endpoint fits).",
             HelpName = "duration",
             CustomParser = r => ParseDuration(r, allowZero: true),
         };
@@ -138,15 +138,8 @@ public static class DiagnoseCommands
         {
             var pid = Target(parse, processId, name);
             var options = Options(parse, app);
-            var snapshot = StackSnapshots.Capture(pid, options);
             var window = ValueOr(parse, requestsWindow, DefaultRequestsWindow);
-            var unnamed = snapshot.BlockedPoolSites.Take(parse.GetValue(top)).Count(s => s.AppFrames.Count == 0);
-            if (unnamed > 0 && window > TimeSpan.Zero)
-            {
-                error.WriteLine(string.Create(CultureInfo.InvariantCulture,
-                    $"{unnamed} blocking site{(unnamed == 1 ? " has" : "s have")} no app frame: recording {window.TotalSeconds:0.#} s of ASP.NET Core's hosting events to tie {(unnamed == 1 ? "its" : "their")} threads to requests, then a second snapshot."));
-                snapshot = StackSnapshots.CaptureWithRequests(pid, window, options);
-            }
+            var snapshot = window > TimeSpan.Zero ? StackSnapshots.CaptureWithRequests(pid, window, options) : StackSnapshots.Capture(pid, options);
 
             var allSites = snapshot.BlockedPoolSites;
             var sites = allSites.Take(parse.GetValue(top)).ToList();

@@ -19,7 +19,7 @@ public sealed class LoadDiagnosis : IDisposable
     private readonly TaskCompletionSource _recording = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private readonly Task _waits;
     private readonly TimeSpan _snapshotAfter;
-    private Task<(TimeSpan Recorded, DateTime SampledAt)>? _stacks;
+    private Task<TimeSpan>? _stacks;
 
     private LoadDiagnosis(int processId, TimeSpan snapshotAfter)
     {
@@ -67,9 +67,8 @@ public sealed class LoadDiagnosis : IDisposable
             // By then the cold pool's threads have long reached the scenario's blocking call, and the load stays on past the snapshot.
             Thread.Sleep(snapshotAfter);
             var recording = Stopwatch.StartNew();
-            var sampledAt = DateTime.MaxValue;
-            StackSnapshots.Record(processId, diagnosis.StackTrace, afterSampling: () => sampledAt = DateTime.UtcNow);
-            return (recording.Elapsed, sampledAt);
+            StackSnapshots.Record(processId, diagnosis.StackTrace);
+            return recording.Elapsed;
         }, CancellationToken.None, TaskCreationOptions.LongRunning, TaskScheduler.Default);
         return diagnosis;
     }
@@ -93,9 +92,9 @@ public sealed class LoadDiagnosis : IDisposable
     {
         LoadIsOver();
         await _waits.WaitAsync(cancellationToken);
-        var (recorded, sampledAt) = await _stacks!.WaitAsync(cancellationToken);
+        var recorded = await _stacks!.WaitAsync(cancellationToken);
         return await Task.Run(() => new ScenarioDiagnosis(
-            StackSnapshots.Analyze(StackTrace, requests: HostingRequests.Read(WaitTrace, _snapshotAfter, until: sampledAt)) with { CaptureMs = Math.Round(recorded.TotalMilliseconds, 1) },
+            StackSnapshots.Analyze(StackTrace, DiagnosisOptions.Default, (_, instant) => RequestEvents.Read(WaitTrace, _snapshotAfter, instant)) with { CaptureMs = Math.Round(recorded.TotalMilliseconds, 1) },
             WaitAnalyzer.Analyze(WaitTrace)), cancellationToken);
     }
 

@@ -1,4 +1,7 @@
 using System.Collections.Concurrent;
+using System.Reflection;
+using DiagnosticScenarios.BlockingAnalysis;
+using Microsoft.AspNetCore.Mvc.Controllers;
 
 namespace DiagnosticScenarios.PoolHealth.Detection;
 
@@ -17,7 +20,24 @@ public sealed class EndpointAttribution
     // hashes none. Null marks an endpoint that is not counted.
     private readonly ConcurrentDictionary<Endpoint, EndpointStats?> _byEndpoint = new();
 
+    // What a stack capture names each endpoint's threads by: its display name and the method it runs, built once per endpoint.
+    private readonly ConcurrentDictionary<Endpoint, EndpointLabel> _labels = new();
+
     internal IEnumerable<EndpointStats> All => _byRoute.Values;
+
+    /// <summary>The endpoint as a stack capture names a thread that runs it: ASP.NET Core's name for it and, from its metadata, its method.</summary>
+    internal EndpointLabel LabelOf(Endpoint endpoint) =>
+        _labels.TryGetValue(endpoint, out var label) ? label : _labels.GetOrAdd(endpoint, static e => new EndpointLabel(e.DisplayName ?? e.ToString() ?? "", MethodOf(e)));
+
+    // A controller action's method, or a minimal API handler's, whose IL a capture reads for the line of a call the JIT
+    // inlined away; null when the endpoint names none, or its module has no file (a single-file bundle).
+    private static EndpointMethod? MethodOf(Endpoint endpoint)
+    {
+        var method = endpoint.Metadata.GetMetadata<ControllerActionDescriptor>()?.MethodInfo ?? endpoint.Metadata.GetMetadata<MethodInfo>();
+        return method is not null && Path.IsPathRooted(method.Module.FullyQualifiedName)
+            ? new EndpointMethod(method.Module.FullyQualifiedName, method.MetadataToken)
+            : null;
+    }
 
     /// <summary>The figures of an endpoint, created on its first request; null for an endpoint left out of the attribution.</summary>
     internal EndpointStats? For(Endpoint endpoint) =>

@@ -29,7 +29,7 @@ internal sealed class EndpointAttributionMiddleware(RequestDelegate next, Endpoi
 
         // While the request holds this thread, a stack capture names its route, whatever the JIT inlined.
         var thread = RequestThreads.Current;
-        thread.Enter(context.Request.Method, stats.Route);
+        thread.Enter(context.Request.Method, stats.Route, attribution.LabelOf(context.GetEndpoint()!));
         Task pipeline;
         try
         {

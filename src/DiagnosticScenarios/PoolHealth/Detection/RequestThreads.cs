@@ -1,4 +1,5 @@
 using System.Runtime.InteropServices;
+using DiagnosticScenarios.BlockingAnalysis;
 
 namespace DiagnosticScenarios.PoolHealth.Detection;
 
@@ -21,12 +22,12 @@ public static class RequestThreads
     /// <summary>The calling thread's slot, registered on its first request.</summary>
     internal static Slot Current => _threadSlot ??= Register();
 
-    /// <summary>OS thread id to the request it is serving, e.g. "GET /api/diagscenario/taskwait", for the threads serving one now.</summary>
-    public static IReadOnlyDictionary<int, string> Snapshot()
+    /// <summary>OS thread id to the request it is serving (e.g. "GET /api/diagscenario/taskwait") and its endpoint, for the threads serving one now.</summary>
+    public static IReadOnlyDictionary<int, ThreadLabel> Snapshot()
     {
         lock (Slots)
         {
-            var labels = new Dictionary<int, string>(Slots.Count);
+            var labels = new Dictionary<int, ThreadLabel>(Slots.Count);
             foreach (var slot in Slots)
             {
                 if (slot.Label is { } label)
@@ -90,21 +91,25 @@ public static class RequestThreads
     {
         private string? _method;
         private string? _route;
-        private string? _label;
-        private volatile string? _current;
+        private EndpointLabel? _endpoint;
+        private ThreadLabel? _label;
+        private volatile ThreadLabel? _current;
 
         public int OsThreadId { get; } = osThreadId;
 
         public Thread Thread { get; } = thread;
 
-        public string? Label => _current;
+        public ThreadLabel? Label => _current;
 
-        /// <summary>This thread now runs a request for <paramref name="route"/>. Kestrel's method strings and the route are the same instances request after request: compared by reference.</summary>
-        public void Enter(string method, string route)
+        /// <summary>
+        /// This thread now runs a request for <paramref name="route"/>, served by <paramref name="endpoint"/>. Kestrel's method
+        /// strings, the route and the endpoint's label are the same instances request after request: compared by reference.
+        /// </summary>
+        public void Enter(string method, string route, EndpointLabel endpoint)
         {
-            if (!ReferenceEquals(method, _method) || !ReferenceEquals(route, _route))
+            if (!ReferenceEquals(method, _method) || !ReferenceEquals(route, _route) || !ReferenceEquals(endpoint, _endpoint))
             {
-                (_method, _route, _label) = (method, route, $"{method} {route}");
+                (_method, _route, _endpoint, _label) = (method, route, endpoint, new ThreadLabel($"{method} {route}", endpoint));
             }
 
             _current = _label;

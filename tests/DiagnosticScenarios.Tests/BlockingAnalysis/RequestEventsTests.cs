@@ -7,7 +7,7 @@ namespace DiagnosticScenarios.Tests.BlockingAnalysis;
 /// The requests a snapshot's threads are tied to, read from a wait trace that went on after the snapshot (as
 /// <c>compare --diagnose</c> reads them): only those started before the moment given label threads and are counted.
 /// </summary>
-public sealed class HostingRequestsTests : IDisposable
+public sealed class RequestEventsTests : IDisposable
 {
     private const string Before = "api/diagscenario/ping";
     private const string After = "api/scenarios";
@@ -16,7 +16,7 @@ public sealed class HostingRequestsTests : IDisposable
     // read through the session's sync point (milliseconds).
     private static readonly TimeSpan Apart = TimeSpan.FromMilliseconds(200);
 
-    private readonly DirectoryInfo _folder = Directory.CreateTempSubdirectory("hosting-requests-");
+    private readonly DirectoryInfo _folder = Directory.CreateTempSubdirectory("request-events-");
 
     [Fact]
     public async Task Read_UntilAMoment_LabelsThreadsWithAndCountsOnlyRequestsStartedBeforeIt()
@@ -36,8 +36,8 @@ public sealed class HostingRequestsTests : IDisposable
             Send(client, After);
         }, trace), CancellationToken.None, TaskCreationOptions.LongRunning, TaskScheduler.Default).DefaultTimeout();
 
-        var untilTheMoment = HostingRequests.Read(trace, Apart, until: moment);
-        var all = HostingRequests.Read(trace, Apart + Apart);
+        var untilTheMoment = RequestEvents.Read(trace, Apart, instant: moment);
+        var all = RequestEvents.Read(trace, Apart + Apart);
 
         var labels = $"until the moment: {untilTheMoment.Source}: {string.Join(", ", untilTheMoment.ByThread.Values)}; all: {all.Source}: {string.Join(", ", all.ByThread.Values)}";
         Assert.True(untilTheMoment.ByThread.Values.Contains($"GET /{Before}") && !untilTheMoment.ByThread.Values.Contains($"GET /{After}"), labels);
@@ -51,8 +51,8 @@ public sealed class HostingRequestsTests : IDisposable
     [Fact]
     public void Tally_CountsAtMostMaxCountedDifferentRequests_TheRestTogether_AndLabelsThreadsWithWhatTheyStarted()
     {
-        const int Max = HostingRequests.Tally.MaxCounted;
-        var tally = new HostingRequests.Tally();
+        const int Max = RequestEvents.Tally.MaxCounted;
+        var tally = new RequestEvents.Tally();
         for (var i = 0; i < Max + 5; i++)
         {
             tally.Add(1, $"GET /orders/{i}");
@@ -63,7 +63,7 @@ public sealed class HostingRequestsTests : IDisposable
 
         Assert.Equal(Max + 1, labels.Started!.Count);
         Assert.Equal(2, labels.Started["GET /orders/0"]);
-        Assert.Equal(5, labels.Started[HostingRequests.Tally.Others]);
+        Assert.Equal(5, labels.Started[RequestEvents.Tally.Others]);
         Assert.Equal(Max + 6, labels.Started.Values.Sum());
         Assert.Equal(Max + 6, tally.Count);
         Assert.Equal("GET /orders/0", tally.Last(2));
