@@ -581,6 +581,12 @@ public sealed class BlockingAnalyzer : DiagnosticAnalyzer
                     {
                         return true;
                     }
+
+                    // Waited for already: that earlier wait is the one that blocks, and is reported.
+                    if (candidate is IInvocationOperation { TargetMethod.Name: "Wait", Arguments.Length: 0 } waited && SameSymbol(ReferencedSymbol(waited.Instance), symbol))
+                    {
+                        return true;
+                    }
                 }
 
                 return false;

@@ -51,6 +51,7 @@ public sealed class ShapeRuleTests
     [Theory]
     [InlineData("var task = Store.QueryAsync(); await Task.WhenAll(task); return task.Result;")]
     [InlineData("var task = Store.QueryAsync(); await task; return task.Result;")]
+    [InlineData("var task = Store.QueryAsync(); {|DSB002:task.Wait()|}; return task.Result;")]
     [InlineData("var task = Store.QueryAsync(); return task.IsCompletedSuccessfully ? task.Result : await task;")]
     [InlineData("_ = Store.Gate.Wait(0); return \"ok\";")]
     [InlineData("Thread.Sleep(0); return \"ok\";")]
