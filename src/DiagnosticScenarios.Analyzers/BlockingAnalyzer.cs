@@ -583,7 +583,7 @@ public sealed class BlockingAnalyzer : DiagnosticAnalyzer
                     }
 
                     // Waited for already: that earlier wait is the one that blocks, and is reported.
-                    if (candidate is IInvocationOperation { TargetMethod.Name: "Wait", Arguments.Length: 0 } waited && SameSymbol(ReferencedSymbol(waited.Instance), symbol))
+                    if (WaitedTask(candidate) is { } waited && SameSymbol(ReferencedSymbol(Strip(waited)), symbol))
                     {
                         return true;
                     }
@@ -591,6 +591,15 @@ public sealed class BlockingAnalyzer : DiagnosticAnalyzer
 
                 return false;
             }
+
+            // The task a .Wait(), .Result or .GetAwaiter().GetResult() waits for.
+            private static IOperation? WaitedTask(IOperation operation) => operation switch
+            {
+                IInvocationOperation { TargetMethod.Name: "Wait", Arguments.Length: 0 } wait => wait.Instance,
+                IPropertyReferenceOperation { Property.Name: "Result" } result => result.Instance,
+                IInvocationOperation { TargetMethod.Name: "GetResult", Instance: IInvocationOperation { TargetMethod.Name: "GetAwaiter" } getAwaiter } => getAwaiter.Instance,
+                _ => null,
+            };
 
             private static bool ChecksCompletion(IOperation condition, ISymbol task)
             {

@@ -176,23 +176,31 @@ internal sealed class BlockingCalls(KnownSymbols known)
             return null;
         }
 
-        // Found once any overload fits; whether one of them also takes a token the fix can pass on.
-        var name = method.Name + "Async";
-        var found = false;
-        var anyTakesToken = false;
-        foreach (var type in TypeAndAncestors(method.ContainingType))
+        // Found once any overload fits; whether one of them also takes a token the fix can pass on. Types of the
+        // event-based era (WebClient) name their task-returning twins …TaskAsync.
+        foreach (var name in new[] { method.Name + "Async", method.Name + "TaskAsync" })
         {
-            foreach (var member in type.GetMembers(name))
+            var found = false;
+            var anyTakesToken = false;
+            foreach (var type in TypeAndAncestors(method.ContainingType))
             {
-                if (member is IMethodSymbol candidate && IsTwin(method, candidate, out var takesToken))
+                foreach (var member in type.GetMembers(name))
                 {
-                    found = true;
-                    anyTakesToken |= takesToken;
+                    if (member is IMethodSymbol candidate && IsTwin(method, candidate, out var takesToken))
+                    {
+                        found = true;
+                        anyTakesToken |= takesToken;
+                    }
                 }
+            }
+
+            if (found)
+            {
+                return new Twin(name, anyTakesToken);
             }
         }
 
-        return found ? new Twin(name, anyTakesToken) : null;
+        return null;
     }
 
     // Synchronous calls whose twin exists for other reasons than I/O: EF Core's Add (the twin is for special value
