@@ -1,3 +1,4 @@
+using System.Reflection;
 using Microsoft.CodeAnalysis;
 
 namespace DiagnosticScenarios.Analyzers;
@@ -9,10 +10,13 @@ namespace DiagnosticScenarios.Analyzers;
 public static class Rules
 {
     /// <summary>
-    /// Where each rule's page is: this base and <c>DSB00N.md</c>, the page of the same name in the repository's
-    /// <c>docs/analyzers</c> folder. Fixed in the assembly, so no consumer's setting can point a rule's link elsewhere.
+    /// Where each rule's page is: this base and <c>DSB00N.md</c>, the page of the same name in the <c>docs/analyzers</c>
+    /// folder of the clone whose build packed the package (the package is installed from that clone's packed folder, and
+    /// the repository has no address of its own to link to). Fixed in the assembly when it is built, from the project file.
     /// </summary>
-    public const string HelpLinkBase = "https://diagnosticscenarios.invalid/docs/analyzers/";
+    public static readonly string HelpLinkBase = new Uri(typeof(Rules).Assembly.GetCustomAttributes(typeof(AssemblyMetadataAttribute), inherit: false)
+        .Cast<AssemblyMetadataAttribute>()
+        .Single(a => a.Key == "RulePagesFolder").Value!).AbsoluteUri;
 
     private const string Category = "Reliability";
 
