@@ -36,6 +36,7 @@ internal sealed class BlockingCalls(KnownSymbols known)
     private static readonly BlockingCall NotBlocking = new(BlockKind.None, string.Empty, string.Empty);
 
     private readonly ConcurrentDictionary<IMethodSymbol, Twin?> _twins = new(SymbolEqualityComparer.Default);
+    private Func<IMethodSymbol, Twin?>? _findTwin;
 
     private sealed record Twin(string Name, bool TakesToken);
 
@@ -166,7 +167,8 @@ internal sealed class BlockingCalls(KnownSymbols known)
         value.ConstantValue is { HasValue: true, Value: 0 }
         || value is IFieldReferenceOperation { Field.Name: "Zero", Field.ContainingType.Name: "TimeSpan" };
 
-    private Twin? TwinOf(IMethodSymbol method) => _twins.GetOrAdd(method.OriginalDefinition, FindTwin);
+    // The delegate made once: a method group would allocate one per call.
+    private Twin? TwinOf(IMethodSymbol method) => _twins.GetOrAdd(method.OriginalDefinition, _findTwin ??= FindTwin);
 
     private Twin? FindTwin(IMethodSymbol method)
     {
@@ -283,7 +285,7 @@ internal sealed class BlockingCalls(KnownSymbols known)
     {
         var method = invocation.TargetMethod;
         if (known.EfQueryableExtensions is not { } ef || !method.IsExtensionMethod
-            || method.ContainingType.ToDisplayString() is not ("System.Linq.Enumerable" or "System.Linq.Queryable")
+            || !KnownSymbols.Is(method.ContainingType, known.Enumerable) && !KnownSymbols.Is(method.ContainingType, known.Queryable)
             || invocation.Arguments.Length == 0)
         {
             return null;

@@ -56,6 +56,8 @@ internal sealed class KnownSymbols
         ObsoleteAttribute = Type("System.ObsoleteAttribute");
         InMemoryIo = InMemoryIoTypes.Select(Type).OfType<INamedTypeSymbol>().ToImmutableArray();
 
+        Enumerable = Type("System.Linq.Enumerable");
+        Queryable = Type("System.Linq.Queryable");
         EfQueryableExtensions = Type("Microsoft.EntityFrameworkCore.EntityFrameworkQueryableExtensions");
 
         ControllerBase = Type("Microsoft.AspNetCore.Mvc.ControllerBase");
@@ -108,6 +110,8 @@ internal sealed class KnownSymbols
     public INamedTypeSymbol? Delegate { get; }
     public INamedTypeSymbol? ObsoleteAttribute { get; }
     public ImmutableArray<INamedTypeSymbol> InMemoryIo { get; }
+    public INamedTypeSymbol? Enumerable { get; }
+    public INamedTypeSymbol? Queryable { get; }
     public INamedTypeSymbol? EfQueryableExtensions { get; }
 
     public INamedTypeSymbol? ControllerBase { get; }

@@ -21,6 +21,7 @@ internal sealed class RequestPath(KnownSymbols known)
     private static readonly HashSet<string> HttpVerbs = ["Get", "Post", "Put", "Delete", "Patch", "Head", "Options"];
 
     private readonly ConcurrentDictionary<INamedTypeSymbol, TypeRole> _roles = new(SymbolEqualityComparer.Default);
+    private Func<INamedTypeSymbol, TypeRole>? _computeRole;
 
     [Flags]
     private enum TypeRole
@@ -137,7 +138,7 @@ internal sealed class RequestPath(KnownSymbols known)
     public INamedTypeSymbol? RegisteredImplementation(IInvocationOperation invocation)
     {
         var method = invocation.TargetMethod;
-        if (!known.HasAspNetCore || !IsDependencyInjection(method) || !IsLifetimeRegistration(method.Name) && method.Name != "AddHttpClient")
+        if (!known.HasAspNetCore || !IsLifetimeRegistration(method.Name) && method.Name != "AddHttpClient" || !IsDependencyInjection(method))
         {
             return null;
         }
@@ -213,7 +214,8 @@ internal sealed class RequestPath(KnownSymbols known)
         return false;
     }
 
-    private TypeRole RoleOf(INamedTypeSymbol type) => _roles.GetOrAdd(type, ComputeRole);
+    // The delegate made once: a method group would allocate one per call.
+    private TypeRole RoleOf(INamedTypeSymbol type) => _roles.GetOrAdd(type, _computeRole ??= ComputeRole);
 
     private TypeRole ComputeRole(INamedTypeSymbol type)
     {
