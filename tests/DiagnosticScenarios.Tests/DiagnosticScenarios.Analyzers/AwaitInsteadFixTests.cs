@@ -248,6 +248,24 @@ public sealed class AwaitInsteadFixTests
         """,
         reportedAtTheEnd: true);
 
+    /// <summary>Awaiting in a caller that is not a handler would change what it does: the fix is not offered.</summary>
+    [Fact]
+    public Task NoFix_WhenTheMethodHasACallerThatIsNotAHandler()
+    {
+        const string Unfixable = """
+            public sealed class OrdersController(MockDatabase database) : ControllerBase
+            {
+                [HttpGet("orders")]
+                public string Get() => Load();
+
+                internal void Warm() => _ = Load();
+
+                private string Load() => {|DSB001:database.Query(TimeSpan.FromMilliseconds(500))|};
+            }
+            """;
+        return Fix(Unfixable, Unfixable, reportedAtTheEnd: true);
+    }
+
     [Fact]
     public Task MinimalApiLambda_BecomesAsync() => Fix(
         """
