@@ -1,7 +1,7 @@
 using System.Collections.Immutable;
 using Microsoft.CodeAnalysis;
 
-namespace DiagnosticScenarios.Tests.Analyzers.Package;
+namespace DiagnosticScenarios.Tests.Analyzers;
 
 /// <summary>
 /// What the analyzer's tests compile against: the test host's own trusted platform assemblies, as the analyzer table

@@ -1,4 +1,4 @@
-namespace DiagnosticScenarios.Tests.Analyzers.Package;
+namespace DiagnosticScenarios.Tests.Analyzers;
 
 /// <summary>
 /// The shape rules (DSB007–DSB009) block a pool thread wherever they are written: they fire in a console app with no

@@ -5,7 +5,7 @@ using Microsoft.CodeAnalysis.CSharp.Testing;
 using Microsoft.CodeAnalysis.Testing;
 using Microsoft.CodeAnalysis.Testing.Model;
 
-namespace DiagnosticScenarios.Tests.Analyzers.Package;
+namespace DiagnosticScenarios.Tests.Analyzers;
 
 /// <summary>
 /// Runs <see cref="BlockingAnalyzer"/> and <see cref="AwaitInsteadFix"/> with Roslyn's testing libraries over sources

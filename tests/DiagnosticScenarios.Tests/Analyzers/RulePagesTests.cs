@@ -1,6 +1,6 @@
 using DiagnosticScenarios.Analyzers;
 
-namespace DiagnosticScenarios.Tests.Analyzers.Package;
+namespace DiagnosticScenarios.Tests.Analyzers;
 
 /// <summary>Every rule has its page in docs/analyzers, its help link opens that page, and the package's README lists it.</summary>
 public sealed class RulePagesTests

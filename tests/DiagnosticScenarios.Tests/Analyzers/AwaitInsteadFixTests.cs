@@ -1,4 +1,4 @@
-namespace DiagnosticScenarios.Tests.Analyzers.Package;
+namespace DiagnosticScenarios.Tests.Analyzers;
 
 /// <summary>
 /// The fix turns each BAD scenario shape into its GOOD twin's: the awaited twin (with the handler's token), the awaited

@@ -1,4 +1,4 @@
-namespace DiagnosticScenarios.Tests.Analyzers.Package;
+namespace DiagnosticScenarios.Tests.Analyzers;
 
 /// <summary>
 /// The request-path rules (DSB001–DSB006): each fires in every place ASP.NET Core runs requests, and in none of the
