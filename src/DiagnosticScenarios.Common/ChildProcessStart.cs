@@ -31,7 +31,10 @@ public sealed record ChildProcessStart(string FileName, IReadOnlyList<string> Ar
 }
 
 /// <summary>How a child process ended.</summary>
+/// <param name="CommandLine">The command as one line.</param>
 /// <param name="ExitCode">Its exit code; -1 when it could not be read (it outlived the kill).</param>
+/// <param name="Output">Its standard output (the last <see cref="ChildProcessStart.MaxCapturedChars"/> characters).</param>
+/// <param name="Error">Its standard error, bounded the same way.</param>
 /// <param name="TimedOut">Whether it was killed at its time limit.</param>
 public sealed record ChildProcessResult(string CommandLine, int ExitCode, string Output, string Error, bool TimedOut)
 {

@@ -1,5 +1,6 @@
 using System.Globalization;
 using System.Text;
+using DiagnosticScenarios.Common.Catalogue;
 
 namespace DiagnosticScenarios.LoadRunner.Compare;
 
@@ -83,17 +84,17 @@ public static class CompareChart
     /// Each scenario's colour, in the order given, and whether its line is dashed: a GOOD scenario that is the twin of one
     /// BAD scenario is drawn in that one's colour, dashed.
     /// </summary>
-    public static (string[] Colors, bool[] Dashed) Colors(IReadOnlyList<(string Name, Verdict Verdict, string? Twin)> scenarios)
+    public static (string[] Colors, bool[] Dashed) Colors(IReadOnlyList<(string Name, ScenarioVerdict Verdict, string? Twin)> scenarios)
     {
         ArgumentNullException.ThrowIfNull(scenarios);
         var bad = 0;
-        var colors = scenarios.Select(s => s.Verdict == Verdict.Good ? GoodColor : BadPalette[bad++ % BadPalette.Length]).ToArray();
+        var colors = scenarios.Select(s => s.Verdict == ScenarioVerdict.Good ? GoodColor : BadPalette[bad++ % BadPalette.Length]).ToArray();
         var dashed = new bool[colors.Length];
         for (var i = 0; i < colors.Length; i++)
         {
             var good = scenarios[i];
-            var twinOf = Enumerable.Range(0, colors.Length).Where(b => scenarios[b].Verdict == Verdict.Bad && scenarios[b].Twin == good.Name).ToList();
-            if (good.Verdict == Verdict.Good && twinOf is [var only])
+            var twinOf = Enumerable.Range(0, colors.Length).Where(b => scenarios[b].Verdict == ScenarioVerdict.Bad && scenarios[b].Twin == good.Name).ToList();
+            if (good.Verdict == ScenarioVerdict.Good && twinOf is [var only])
             {
                 (colors[i], dashed[i]) = (colors[only], true);
             }

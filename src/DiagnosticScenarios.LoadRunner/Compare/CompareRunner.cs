@@ -1,3 +1,4 @@
+using DiagnosticScenarios.Common.Catalogue;
 using DiagnosticScenarios.LoadRunner.Load;
 using DiagnosticScenarios.LoadRunner.Server;
 
@@ -62,7 +63,7 @@ public static class CompareRunner
                     }
                 }
 
-                var (result, diagnosis) = await MeasureAsync(server, options, scenario, delayMs, catalogue.BaselineRoute, Task.WhenAll([.. ahead, analysing]), StartTheOneAfterTheNext, log, cancellationToken);
+                var (result, diagnosis) = await MeasureAsync(server, options, catalogue, scenario, delayMs, Task.WhenAll([.. ahead, analysing]), StartTheOneAfterTheNext, log, cancellationToken);
                 await server.DisposeAsync();
                 server = null;
 
@@ -130,13 +131,14 @@ public static class CompareRunner
     }
 
     /// <summary>One warm-up request, then the load with the thread count sampled once a second and a ping probe alongside.</summary>
-    /// <param name="pingRoute">The app's baseline route, the probe's.</param>
+    /// <param name="catalogue">The app's catalogue: its baseline route, the probe's, and the scenario's twin.</param>
     /// <param name="othersDone">The servers started ahead and the last measurement's analysis: the load waits for them to be up and done, so no start-up or analysis competes with it for the cores.</param>
     /// <param name="loadOver">Called as soon as the load is over, before the recordings end.</param>
     /// <param name="log">Told the server's process id as the load starts, so dotnet-stack or dotnet-trace can be pointed at it meanwhile.</param>
     /// <returns>The figures, and the diagnosis's records (finished, the server still up) for the caller to analyse once the server is gone.</returns>
-    private static async Task<(ScenarioResult Result, LoadDiagnosis? Diagnosis)> MeasureAsync(ServerProcess server, ComparisonOptions options, Scenario scenario, int? delayMs, string pingRoute, Task othersDone, Action loadOver, TextWriter log, CancellationToken cancellationToken)
+    private static async Task<(ScenarioResult Result, LoadDiagnosis? Diagnosis)> MeasureAsync(ServerProcess server, ComparisonOptions options, AppCatalogue catalogue, Scenario scenario, int? delayMs, Task othersDone, Action loadOver, TextWriter log, CancellationToken cancellationToken)
     {
+        var pingRoute = catalogue.BaselineRoute;
         var load = scenario.LoadOptions(scenario.Url(server.BaseAddress, delayMs)) with
         {
             Connections = options.Connections,
@@ -182,7 +184,7 @@ public static class CompareRunner
             {
                 Scenario = scenario.Name,
                 Verdict = scenario.Verdict,
-                Twin = scenario.Twin,
+                Twin = catalogue.TwinOf(scenario),
                 Load = await loadRun,
                 Ping = await pingRun,
                 Threads = sampler.Samples,

@@ -1,3 +1,5 @@
+using System.Text.Json.Serialization;
+using DiagnosticScenarios.Common.Catalogue;
 using DiagnosticScenarios.LoadRunner.Load;
 using DiagnosticScenarios.LoadRunner.Server;
 
@@ -34,7 +36,8 @@ public sealed record ComparisonResult
 public sealed record ScenarioResult
 {
     public required string Scenario { get; init; }
-    public required Verdict Verdict { get; init; }
+    [JsonConverter(typeof(ReportVerdictConverter))]
+    public required ScenarioVerdict Verdict { get; init; }
 
     /// <summary>For a BAD scenario, the name of the GOOD one it is measured against; null otherwise.</summary>
     public string? Twin { get; init; }

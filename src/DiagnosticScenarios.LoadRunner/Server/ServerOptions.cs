@@ -1,4 +1,4 @@
-using DiagnosticScenarios.LoadRunner.Compare;
+using DiagnosticScenarios.Common.Catalogue;
 
 namespace DiagnosticScenarios.LoadRunner.Server;
 
@@ -65,5 +65,5 @@ public sealed record ServerOptions
     /// also means the process has logged ASP.NET Core's <c>Now listening on:</c> line for each of its addresses, which an
     /// app logs unless it silences <c>Microsoft.Hosting.Lifetime</c>.
     /// </summary>
-    public string ReadyPath { get; init; } = AppCatalogue.Route;
+    public string ReadyPath { get; init; } = CatalogueAnswer.Route;
 }

@@ -208,6 +208,9 @@ public sealed class DiagnoseCliTests
     [InlineData("--app needs a namespace or an assembly name, e.g. --app Contoso.Orders.", "stacks", "-p", "1", "--app", "")]
     [InlineData("--name needs a process name, e.g. DiagnosticScenarios.", "stacks", "-n", "")]
     [InlineData("--name needs a process name, e.g. DiagnosticScenarios.", "waits", "-n", " ")]
+    [InlineData("--top takes a whole number of 1 or more, not 'abc'.", "stacks", "-p", "1", "--top", "abc")]
+    [InlineData("--top takes a whole number of 1 or more, not '0'.", "waits", "-p", "1", "--top", "0")]
+    [InlineData("--output needs a file's path, not ''.", "stacks", "-p", "1", "-o", "")]
     public async Task AValueOfTheWrongKind_IsNamedInTheOptionsWords_AndExitsWith2(string message, params string[] arguments)
     {
         var run = await DiagnoseCli.RunAsync(arguments);

@@ -1,4 +1,5 @@
 using DiagnosticScenarios.BlockingAnalysis;
+using DiagnosticScenarios.Common.Catalogue;
 using DiagnosticScenarios.Scenarios.Catalogue;
 using DiagnosticScenarios.Tests.Scenarios.Catalogue;
 using Microsoft.CodeAnalysis;

@@ -1,5 +1,6 @@
 using System.Globalization;
 using System.Reflection;
+using DiagnosticScenarios.Common.Catalogue;
 using DiagnosticScenarios.LoadRunner.Compare;
 using DiagnosticScenarios.LoadRunner.Load;
 using DiagnosticScenarios.LoadRunner.Server;
@@ -80,7 +81,7 @@ internal static class LoadExperiment
     {
         var l = r.Load;
         return string.Create(CultureInfo.InvariantCulture,
-            $"{r.Scenario}{(r.Verdict == Verdict.Good ? " (GOOD)" : " (BAD)")}: {l.RequestsPerSecond:0.0} req/s ({l.RequestsPerSecond / limitRequestsPerSecond:P0} of {limitRequestsPerSecond:0}), " +
+            $"{r.Scenario}{(r.Verdict == ScenarioVerdict.Good ? " (GOOD)" : " (BAD)")}: {l.RequestsPerSecond:0.0} req/s ({l.RequestsPerSecond / limitRequestsPerSecond:P0} of {limitRequestsPerSecond:0}), " +
             $"answered {l.Completed}/{l.Sent}, latency avg {l.Latency.Average:0} p50 {l.Latency.P50:0} p95 {l.Latency.P95:0} max {l.Latency.Max:0} ms, " +
             $"at-least p50 {l.LatencyAtLeast.P50:0} p95 {l.LatencyAtLeast.P95:0} ms, failures {l.Failures} (timeouts {l.Timeouts}), " +
             $"ping p50 {r.Ping.LatencyAtLeast.P50:0.0} ms, threads peak {r.PeakThreads} end {r.ThreadsAtEnd}, elapsed {l.Elapsed.TotalSeconds:0.0} s, " +

@@ -1,7 +1,7 @@
+using DiagnosticScenarios.Common.Catalogue;
 using DiagnosticScenarios.LoadRunner.Compare;
 using DiagnosticScenarios.Scenarios.Catalogue;
 using Xunit.Abstractions;
-using Scenario = DiagnosticScenarios.Scenarios.Catalogue.Scenario;
 
 namespace DiagnosticScenarios.Tests.Experiments;
 

@@ -1,5 +1,6 @@
 using System.Net;
 using System.Text.Json;
+using DiagnosticScenarios.Common.Catalogue;
 using DiagnosticScenarios.Scenarios.Catalogue;
 using Xunit.Abstractions;
 

@@ -1,4 +1,5 @@
 using System.Net.Http.Json;
+using DiagnosticScenarios.Common.Catalogue;
 using DiagnosticScenarios.LoadRunner.Compare;
 using DiagnosticScenarios.Scenarios.Catalogue;
 using Xunit.Abstractions;
@@ -23,8 +24,8 @@ public sealed class AppCatalogueTests(InProcessApp app, ITestOutputHelper output
 
         Assert.Equal(CatalogueData.Shapes(expected), family.Scenarios.Select(s => s.Name));
         Assert.Equal(expected.DefaultDelayMs, family.DefaultDelayMs);
-        Assert.All(family.Scenarios, s => Assert.NotEqual(Verdict.Baseline, s.Verdict));
-        Assert.Contains(family.Scenarios, s => s.Verdict == Verdict.Good);
+        Assert.All(family.Scenarios, s => Assert.NotEqual(ScenarioVerdict.Baseline, s.Verdict));
+        Assert.Contains(family.Scenarios, s => s.Verdict == ScenarioVerdict.Good);
     }
 
     [Fact]
@@ -58,23 +59,23 @@ public sealed class AppCatalogueTests(InProcessApp app, ITestOutputHelper output
         var blocking = catalogue.Family("blocking").Scenarios;
         var mock = catalogue.Family("mock").Scenarios;
 
-        var (colors, dashed) = CompareChart.Colors([.. blocking.Select(s => (s.Name, s.Verdict, s.Twin))]);
-        var (mockColors, mockDashed) = CompareChart.Colors([.. mock.Select(s => (s.Name, s.Verdict, s.Twin))]);
+        var (colors, dashed) = CompareChart.Colors([.. blocking.Select(s => (s.Name, s.Verdict, catalogue.TwinOf(s)))]);
+        var (mockColors, mockDashed) = CompareChart.Colors([.. mock.Select(s => (s.Name, s.Verdict, catalogue.TwinOf(s)))]);
 
         // The pairs within the family (intermittent is measured against the mock family's async shape, not drawn here).
         var pairs = blocking.Select((s, at) => (s, at))
-            .Select(b => (Bad: b.at, Good: blocking.ToList().FindIndex(g => g.Name == b.s.Twin)))
+            .Select(b => (Bad: b.at, Good: blocking.ToList().FindIndex(g => g.Route == b.s.Twin)))
             .Where(p => p.Good >= 0).ToList();
         Assert.True(pairs.Count >= 6, string.Join(", ", blocking.Select(s => $"{s.Name}→{s.Twin}")));
         Assert.All(pairs, p => Assert.True(colors[p.Good] == colors[p.Bad] && dashed[p.Good] && !dashed[p.Bad], $"{blocking[p.Bad].Name} {colors[p.Bad]}, {blocking[p.Good].Name} {colors[p.Good]} dashed {dashed[p.Good]}"));
         Assert.Equal(pairs.Count, pairs.Select(p => colors[p.Bad]).Distinct().Count());
-        var mockGood = mock.Select((s, at) => (s, at)).Single(g => g.s.Verdict == Verdict.Good).at;
+        var mockGood = mock.Select((s, at) => (s, at)).Single(g => g.s.Verdict == ScenarioVerdict.Good).at;
         Assert.True(mockColors[mockGood] == "#2ca02c" && !mockDashed[mockGood] && mock.Select((s, at) => at).Where(at => at != mockGood).All(at => mockColors[at] != mockColors[mockGood]), string.Join(", ", mockColors));
     }
 
     private async Task<AppCatalogue> ReadAsync()
     {
         using var client = _app.CreateClient();
-        return (await client.GetFromJsonAsync<AppCatalogue>(new Uri("/" + AppCatalogue.Route, UriKind.Relative), CompareJson.Options).DefaultTimeout())!;
+        return new AppCatalogue((await client.GetFromJsonAsync<CatalogueAnswer>(new Uri("/" + CatalogueAnswer.Route, UriKind.Relative), CompareJson.Options).DefaultTimeout())!);
     }
 }

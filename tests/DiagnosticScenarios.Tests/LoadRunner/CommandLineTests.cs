@@ -88,11 +88,11 @@ public sealed class CommandLineTests
             Timeline = [],
         };
 
-        Assert.Null(CommandLine.NothingListened(starved));
-        Assert.EndsWith("Is the app listening there? Start it, or give --url the address it listens on.", CommandLine.NothingListened(starved with { Timeouts = 0 }), StringComparison.Ordinal);
+        Assert.Null(RunCommand.NothingListened(starved));
+        Assert.EndsWith("Is the app listening there? Start it, or give --url the address it listens on.", RunCommand.NothingListened(starved with { Timeouts = 0 }), StringComparison.Ordinal);
         // A TLS handshake that failed reached a server: no question whether one listens.
         var refusedHandshake = starved with { Timeouts = 0, Errors = new Dictionary<string, long> { ["SecureConnectionError"] = 125 } };
-        Assert.EndsWith("every request failed before an answer (SecureConnectionError × 125).", CommandLine.NothingListened(refusedHandshake), StringComparison.Ordinal);
+        Assert.EndsWith("every request failed before an answer (SecureConnectionError × 125).", RunCommand.NothingListened(refusedHandshake), StringComparison.Ordinal);
     }
 
     [Fact]

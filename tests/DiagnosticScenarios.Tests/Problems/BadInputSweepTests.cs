@@ -5,6 +5,7 @@ using System.Net.Http.Headers;
 using System.Net.Sockets;
 using System.Text;
 using System.Text.Json;
+using DiagnosticScenarios.Common.Catalogue;
 using DiagnosticScenarios.LoadRunner.Load;
 using DiagnosticScenarios.LoadRunner.Server;
 using DiagnosticScenarios.PoolHealth.Controls;

@@ -1,3 +1,4 @@
+using DiagnosticScenarios.Common.Catalogue;
 using DiagnosticScenarios.Scenarios.Catalogue;
 
 namespace DiagnosticScenarios.Tests.Support;

@@ -2,7 +2,7 @@ namespace DiagnosticScenarios.Scenarios.Catalogue;
 
 /// <summary>
 /// The analyzer rules that look for blocking calls, whose verdict on each scenario the catalogue records in
-/// <see cref="Scenario.FlaggedBy"/>. Each is counted as if turned on, whatever its default.
+/// <see cref="Common.Catalogue.Scenario.FlaggedBy"/>. Each is counted as if turned on, whatever its default.
 /// </summary>
 public static class AnalyzerRules
 {

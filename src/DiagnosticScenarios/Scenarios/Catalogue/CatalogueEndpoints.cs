@@ -1,3 +1,4 @@
+using DiagnosticScenarios.Common.Catalogue;
 using DiagnosticScenarios.PoolHealth.Detection;
 using DiagnosticScenarios.Scenarios.Mock;
 using Microsoft.Extensions.DependencyInjection.Extensions;
@@ -10,22 +11,11 @@ public static class CatalogueEndpoints
     /// <summary><c>GET /api/scenarios</c>: the catalogue, read-only, for the page and the load runner.</summary>
     public static IEndpointRouteBuilder MapScenarioCatalogue(this IEndpointRouteBuilder endpoints)
     {
-        endpoints.MapGet("/api/scenarios", (CatalogueAnswer catalogue) => TypedResults.Ok(catalogue))
+        endpoints.MapGet("/" + CatalogueAnswer.Route, (CatalogueAnswer catalogue) => TypedResults.Ok(catalogue))
             .WithTags("Catalogue")
             .WithMetadata(ExcludeFromAttribution.Instance)
             .WithSummary("Every scenario: route, family, verdict (BAD, GOOD or baseline), the code shape and why; and each family's default delay.");
         return endpoints;
-    }
-}
-
-/// <summary>The answer of <c>GET /api/scenarios</c>, on the app and on the live page's server alike.</summary>
-public sealed record CatalogueAnswer(IReadOnlyList<ScenarioFamily> Families, IReadOnlyList<Scenario> Scenarios)
-{
-    /// <summary>The catalogue with the delays this app's options give (<see cref="ScenarioCatalogue.WithMockDelay"/>).</summary>
-    public static CatalogueAnswer For(ScenarioOptions options)
-    {
-        var (families, scenarios) = ScenarioCatalogue.WithMockDelay(options.MockDelayMs);
-        return new CatalogueAnswer(families, scenarios);
     }
 }
 
@@ -35,7 +25,7 @@ public static class CatalogueRegistration
     public static IServiceCollection AddScenarioCatalogue(this IServiceCollection services, IConfiguration configuration)
     {
         services.AddScenarios(configuration);
-        services.TryAddSingleton(provider => CatalogueAnswer.For(provider.GetRequiredService<IOptions<ScenarioOptions>>().Value));
+        services.TryAddSingleton(provider => ScenarioCatalogue.Served(provider.GetRequiredService<IOptions<ScenarioOptions>>().Value.MockDelayMs));
         return services;
     }
 }

@@ -1,3 +1,4 @@
+using DiagnosticScenarios.Common.Catalogue;
 using DiagnosticScenarios.Scenarios.Blocking;
 using DiagnosticScenarios.Scenarios.Mock;
 using DiagnosticScenarios.Scenarios.Sql;
@@ -26,11 +27,11 @@ public static class ScenarioCatalogue
     public static IReadOnlyList<Scenario> Scenarios { get; } = Build(ScenarioOptions.DefaultMockDelayMs);
 
     /// <summary>
-    /// The catalogue as a server serves it, its mock query taking <paramref name="mockDelayMs"/>
+    /// The catalogue as a server serves it (<c>GET /api/scenarios</c>), its mock query taking <paramref name="mockDelayMs"/>
     /// (<c>Scenarios:MockDelayMs</c>): the mock family's default delay, and intermittent's, which is its twin's.
     /// </summary>
-    public static (IReadOnlyList<ScenarioFamily> Families, IReadOnlyList<Scenario> Scenarios) WithMockDelay(int mockDelayMs) =>
-        ([.. Families.Select(f => f == Mock ? f with { DefaultDelayMs = mockDelayMs } : f)], Build(mockDelayMs));
+    public static CatalogueAnswer Served(int mockDelayMs) =>
+        new([.. Families.Select(f => f == Mock ? f with { DefaultDelayMs = mockDelayMs } : f)], Build(mockDelayMs));
 
     // Every scenario, the ones whose query is the mock family's waiting mockDelayMs.
     private static List<Scenario> Build(int mockDelayMs) =>

@@ -1,12 +1,12 @@
 using System.Globalization;
 using DiagnosticScenarios.BlockingAnalysis;
+using DiagnosticScenarios.Common.Catalogue;
 using DiagnosticScenarios.LoadRunner.Compare;
 using DiagnosticScenarios.OffPool;
 using DiagnosticScenarios.Scenarios.Blocking;
 using DiagnosticScenarios.Scenarios.Catalogue;
 using DiagnosticScenarios.Tests.Experiments;
 using Xunit.Abstractions;
-using Scenario = DiagnosticScenarios.Scenarios.Catalogue.Scenario;
 
 namespace DiagnosticScenarios.Tests.Scenarios.Blocking;
 

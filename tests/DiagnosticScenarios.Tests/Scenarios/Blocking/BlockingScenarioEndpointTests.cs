@@ -1,5 +1,6 @@
 using System.Diagnostics;
 using System.Net;
+using DiagnosticScenarios.Common.Catalogue;
 using DiagnosticScenarios.LoadRunner.Load;
 using DiagnosticScenarios.Scenarios.Blocking;
 using DiagnosticScenarios.Scenarios.Catalogue;

@@ -1,5 +1,6 @@
 using System.Globalization;
 using DiagnosticScenarios.BlockingAnalysis;
+using DiagnosticScenarios.Common.Catalogue;
 using DiagnosticScenarios.LoadRunner.Load;
 using DiagnosticScenarios.Scenarios.Catalogue;
 using DiagnosticScenarios.Tests.Experiments;

@@ -1,5 +1,6 @@
 using System.Collections.Concurrent;
 using System.Reflection;
+using DiagnosticScenarios.Common.Catalogue;
 using DiagnosticScenarios.Scenarios.Catalogue;
 using Microsoft.CodeAnalysis;
 using Microsoft.CodeAnalysis.CSharp;

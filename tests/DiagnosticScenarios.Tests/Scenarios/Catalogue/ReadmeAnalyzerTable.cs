@@ -1,4 +1,5 @@
 using System.Text.Json;
+using DiagnosticScenarios.Common.Catalogue;
 using DiagnosticScenarios.Scenarios.Catalogue;
 
 namespace DiagnosticScenarios.Tests.Scenarios.Catalogue;

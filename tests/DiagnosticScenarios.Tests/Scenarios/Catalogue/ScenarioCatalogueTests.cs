@@ -3,6 +3,7 @@ using System.Globalization;
 using System.Net;
 using System.Text.Json;
 using System.Text.RegularExpressions;
+using DiagnosticScenarios.Common.Catalogue;
 using DiagnosticScenarios.Scenarios.Catalogue;
 using DiagnosticScenarios.Tests.Experiments;
 using DiagnosticScenarios.Tests.Scenarios.Blocking;

@@ -1,3 +1,4 @@
+using DiagnosticScenarios.Common.Catalogue;
 using DiagnosticScenarios.Scenarios.Catalogue;
 using Microsoft.CodeAnalysis;
 using Microsoft.CodeAnalysis.CSharp;

@@ -1,8 +1,8 @@
 using System.Text.Json.Serialization;
 
-namespace DiagnosticScenarios.Scenarios.Catalogue;
+namespace DiagnosticScenarios.Common.Catalogue;
 
-/// <summary>One scenario of the catalogue.</summary>
+/// <summary>One scenario of the catalogue, as <c>GET /api/scenarios</c> serves it and the load runner reads it.</summary>
 /// <param name="Name">Unique within its family; what <c>compare --scenarios</c> takes.</param>
 /// <param name="Route">The route template, as the OpenAPI document lists it.</param>
 /// <param name="Family">The <see cref="ScenarioFamily.Name"/> it belongs to.</param>
@@ -33,8 +33,8 @@ public sealed record Scenario(
     ScenarioLoad? Load = null)
 {
     /// <summary>
-    /// The rules of <see cref="AnalyzerRules.All"/> that flag the scenario's <c>// BAD:</c> line when turned on, suppressions
-    /// ignored; empty when none does, and for GOOD and baseline scenarios, whose code none of them flags.
+    /// The analyzer rules (the app's <c>AnalyzerRules.All</c>) that flag the scenario's <c>// BAD:</c> line when turned
+    /// on, suppressions ignored; empty when none does, and for GOOD and baseline scenarios, whose code none of them flags.
     /// </summary>
     public IReadOnlyList<string> FlaggedBy { get; init; } = [];
 
