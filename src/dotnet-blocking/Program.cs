@@ -11,7 +11,7 @@ var (output, error) = (Console.Out, Console.Error);
 var shared = new SharedOptions();
 var root = new RootCommand("Names the code that blocks a .NET process's thread pool, down to the line: grouped stacks, wait analysis, and a watch that waits for starvation.")
 {
-    new StacksCommand(shared, output, error).Create(),
+    new StacksCommand(shared, output).Create(),
     new WaitsCommand(shared, output).Create(),
     new WatchCommand(shared, output, error).Create(),
 };

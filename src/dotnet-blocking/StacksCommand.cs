@@ -6,7 +6,7 @@ using DiagnosticScenarios.Common.CommandLines;
 namespace DotnetBlocking;
 
 /// <summary><c>stacks</c>: a grouped snapshot of a process's threads, its blocking sites named down to the app's line.</summary>
-internal sealed class StacksCommand(SharedOptions shared, TextWriter output, TextWriter error)
+internal sealed class StacksCommand(SharedOptions shared, TextWriter output)
 {
     private const string DefaultRequestsWindow = "1s";
 
