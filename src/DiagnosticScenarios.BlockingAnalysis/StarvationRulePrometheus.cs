@@ -38,9 +38,9 @@ public sealed record PrometheusRuleDurations(TimeSpan ScrapeInterval, TimeSpan R
 
 /// <summary>
 /// <see cref="StarvationRule"/> as Prometheus recording and alerting rules, over the runtime's <c>System.Runtime</c> meter as
-/// OpenTelemetry's Prometheus exporters name it. Each of the rule's conditions must hold at every sample of the window
-/// (<c>min_over_time</c>/<c>max_over_time</c> over the window's samples) and the thread count must have climbed from the
-/// window's first sample to its last (<c>delta</c>), as the app's detector decides it each second; Prometheus then asks the
+/// OpenTelemetry's Prometheus exporters name it. The rule's conditions over the window's samples, as the app's detector
+/// decides them each second: a queue that never empties (<c>min_over_time</c>), its mean length (<c>avg_over_time</c>), its mean length over the mean rate of
+/// completions (the seconds a queued item waits), the CPU at every sample (<c>max_over_time</c>); Prometheus then asks the
 /// verdict to hold for <see cref="PrometheusRuleDurations.For"/>.
 /// </summary>
 public static class StarvationRulePrometheus
@@ -56,14 +56,17 @@ public static class StarvationRulePrometheus
     public const string CpuTime = "dotnet_process_cpu_time_seconds_total";
     public const string CpuCount = "dotnet_process_cpu_count";
 
-    /// <summary>Recorded: how many seconds of work the queue holds at the rate the pool completes it.</summary>
+    /// <summary>Recorded: work items the pool completes a second.</summary>
+    public const string CompletedPerSecond = "dotnet_thread_pool:completed_per_second";
+
+    /// <summary>Recorded: how many seconds of work the queue holds over the rule's window at the rate the pool completes it.</summary>
     public const string QueuedSecondsOfWork = "dotnet_thread_pool:queued_seconds_of_work";
 
     /// <summary>Recorded: the process's CPU as a share of all its processors, in percent.</summary>
     public const string CpuPercent = "dotnet_process:cpu_percent";
 
     /// <summary>The metric names the rules read from the scrape.</summary>
-    public static IReadOnlyList<string> InputMetrics { get; } = [ThreadCount, QueueLength, CompletedWorkItems, CpuTime, CpuCount];
+    public static IReadOnlyList<string> InputMetrics { get; } = [QueueLength, CompletedWorkItems, CpuTime, CpuCount];
 
     /// <summary>The rules file: one group, evaluated at the scrape interval.</summary>
     public static string ToPrometheusRules(this StarvationRule rule, PrometheusRuleDurations durations)
@@ -88,26 +91,28 @@ public static class StarvationRulePrometheus
               - name: {{{GroupName}}}
                 interval: {{{Duration(durations.ScrapeInterval)}}}
                 rules:
+                  - record: {{{CompletedPerSecond}}}
+                    expr: rate({{{CompletedWorkItems}}}[{{{rate}}}])
                   - record: {{{QueuedSecondsOfWork}}}
-                    expr: {{{QueueLength}}} / rate({{{CompletedWorkItems}}}[{{{rate}}}])
+                    expr: avg_over_time({{{QueueLength}}}[{{{window}}}]) / avg_over_time({{{CompletedPerSecond}}}[{{{window}}}])
                   - record: {{{CpuPercent}}}
                     expr: 100 * sum without (cpu_mode) (rate({{{CpuTime}}}[{{{rate}}}])) / {{{CpuCount}}}
                   - alert: {{{AlertName}}}
                     expr: >-
-                      min_over_time({{{QueueLength}}}[{{{window}}}]) >= {{{rule.MinQueueLength}}}
-                      and min_over_time({{{QueuedSecondsOfWork}}}[{{{window}}}]) >= {{{rule.MinQueuedSecondsOfWork}}}
+                      {{{QueuedSecondsOfWork}}} >= {{{rule.MinQueuedSecondsOfWork}}}
+                      and min_over_time({{{QueueLength}}}[{{{window}}}]) > 0
+                      and avg_over_time({{{QueueLength}}}[{{{window}}}]) >= {{{rule.MinQueueLength}}}
                       and max_over_time({{{CpuPercent}}}[{{{window}}}]) < {{{rule.MaxCpuPercent}}}
-                      and delta({{{ThreadCount}}}[{{{window}}}]) > 0
                     for: {{{Duration(durations.For)}}}
                     labels:
                       severity: warning
                     annotations:
                       summary: Thread-pool starvation in {{ $labels.instance }}
                       description: >-
-                        For {{{rule.WindowSeconds}}} samples in a row the pool's queue held at least {{{rule.MinQueueLength}}} work items (at least
-                        {{ $value }} now) and at least {{{rule.MinQueuedSecondsOfWork}}} s of work at the rate the pool completes it, the process's
-                        CPU stayed under {{{rule.MaxCpuPercent}}} % and the thread count climbed: threads are waiting, not working (blocking
-                        calls such as .Result, .Wait() or synchronous I/O on pool threads). Take a stack snapshot to name the blocking call.
+                        Over {{{rule.WindowSeconds}}} samples the pool's queue never emptied, held at least {{{rule.MinQueueLength}}} work items on average, and a queued item
+                        waited at least {{{rule.MinQueuedSecondsOfWork}}} s for a thread ({{ $value }} s now, at the rate the pool completes work),
+                        while the process's CPU stayed under {{{rule.MaxCpuPercent}}} %: threads are waiting, not working (blocking calls such
+                        as .Result, .Wait(), a lock or synchronous I/O on pool threads). Take a stack snapshot to name the blocking call.
 
             """);
     }

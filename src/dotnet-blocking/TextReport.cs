@@ -108,7 +108,7 @@ internal static class TextReport
 
     public static void WriteWatchStart(TextWriter output, int processId, StarvationRule rule, TimeSpan timeout) =>
         output.WriteLine(string.Create(CultureInfo.InvariantCulture,
-            $"Watching process {processId} for up to {timeout.TotalSeconds:0} s: its System.Runtime counters once a second; starvation is {rule.WindowSeconds} s in a row of the thread count climbing while the queue holds at least {rule.MinQueueLength} items and {rule.MinQueuedSecondsOfWork:0.#} s of work at the completion rate, with the CPU under {rule.MaxCpuPercent:0} %."));
+            $"Watching process {processId} for up to {timeout.TotalSeconds:0} s: its System.Runtime counters once a second; starvation is {rule.WindowSeconds} s in which the queue holds at least {rule.MinQueueLength} items on average and a queued item waits at least {rule.MinQueuedSecondsOfWork:0.##} s at the rate the pool completes work, with the CPU under {rule.MaxCpuPercent:0} %."));
 
     public static void WriteSecond(TextWriter output, PoolSecond second, StarvationVerdict verdict) =>
         output.WriteLine(string.Create(CultureInfo.InvariantCulture,

@@ -18,7 +18,7 @@ internal sealed class WatchCommand(SharedOptions shared, TextWriter output, Text
 
     public Command Create()
     {
-        var command = new Command("watch", $"Waits for thread-pool starvation (the thread count climbing while the queue stays long, completions low and the CPU under {StarvationRule.Default.MaxCpuPercent:0} %, read from the runtime's counters once a second), then names the blocking code at that moment.")
+        var command = new Command("watch", $"Waits for thread-pool starvation (a long queue whose items wait for a thread while the CPU stays under {StarvationRule.Default.MaxCpuPercent:0} %, read from the runtime's counters once a second), then names the blocking code at that moment.")
         {
             shared.ProcessId, shared.Name, _timeout, shared.Format, shared.Json, shared.Output, shared.Top, shared.App,
         };

@@ -22,7 +22,7 @@ public sealed class PrometheusServerTests(InProcessApp app, ITestOutputHelper ou
 
         // The recorded rules need two scrapes (rate()); the inputs are there from the first.
         var read = new Dictionary<string, double>();
-        string[] wanted = [.. StarvationRulePrometheus.InputMetrics, StarvationRulePrometheus.QueuedSecondsOfWork, StarvationRulePrometheus.CpuPercent];
+        string[] wanted = [.. StarvationRulePrometheus.InputMetrics, StarvationRulePrometheus.CompletedPerSecond, StarvationRulePrometheus.QueuedSecondsOfWork, StarvationRulePrometheus.CpuPercent];
         async Task<int> ReadTheMissingAsync()
         {
             foreach (var metric in wanted.Where(m => !read.ContainsKey(m)))
