@@ -12,7 +12,7 @@ runs=${1:-5}
 held=${2:-150}
 scenario=${3:-taskrunwait}
 dotnet build -c Release -v q -nologo src/DiagnosticScenarios >/dev/null
-dotnet build -c Release -v q -nologo src/DiagnosticScenarios.Diagnose >/dev/null
+dotnet build -c Release -v q -nologo src/dotnet-blocking >/dev/null
 bin=src/DiagnosticScenarios/bin/Release/net10.0
 cli=src/dotnet-blocking/bin/Release/net10.0/dotnet-blocking.dll
 port=$(free_port)
