@@ -85,14 +85,14 @@ curl -s -o "$work/swagger" --max-time 10 http://localhost:5000/swagger/index.htm
 check "quick start: Swagger UI at /swagger" contains "$work/swagger" "swagger-ui"
 
 echo "== README, find the blocking code (the quick start's app)"
-timeout 180 scripts/load.sh taskwait 125 25s >"$work/readme-load.out" 2>&1 &
+timeout 180 scripts/load.sh taskwait 125 60s >"$work/readme-load.out" 2>&1 &
 load=$!
 check "find the blocking code: the page's server says starved under taskwait" starved
 dotnet run --project src/dotnet-blocking -- stacks -n DiagnosticScenarios --top 3 >"$work/readme-stacks.out" 2>&1
 check "find the blocking code: stacks names taskwait's line in the Debug build, and its fix" \
   bash -c "$(declare -f contains); contains '$work/readme-stacks.out' 'at StarvationScenariosController.cs:[0-9]* \`_ = database.QueryAsync' && contains '$work/readme-stacks.out' '/api/diagscenario/taskwait → taskasyncwait'"
-wait "$load"; rc=$? # bounded: the load's 25 s and timeout's 180 s
-check "find the blocking code: scripts/load.sh taskwait 125 25s ends (exit $rc)" test "$rc" -eq 0
+wait "$load"; rc=$? # bounded: the load's 60 s and timeout's 180 s
+check "find the blocking code: scripts/load.sh taskwait 125 60s ends (exit $rc)" test "$rc" -eq 0
 check "the app stops within 10 s of SIGTERM" stop
 
 echo "== running, a published folder"
