@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The README's quick start and the workshop's commands (docs/workshop.md), run as written on this clone, in the
-# workshop's order, each followed by a check of what the text says it shows. CI runs it after the tests (.ci/run);
-# DocumentedCommandsTests fails when a command of the quick start or the workshop is not run here word for word.
+# The commands of the README, the workshop (docs/workshop.md), docs/running.md and docs/dotnet-blocking.md, run as
+# written on this clone, in the workshop's order, each followed by a check of what the text says it shows. CI runs it
+# after the tests (.ci/run); DocumentedCommandsTests fails when a command of those documents is not run here word for word.
 #
 # It serves at the documented addresses (http://localhost:5000, https://localhost:5001, the page on :5002), which must be
 # free; `dotnet dev-certs https` and the global install of dotnet-blocking go to a throwaway HOME (the NuGet cache stays
@@ -65,6 +65,8 @@ done
 
 # Waits (up to a minute) for the page's server to show a load run's result.
 result() { for _ in $(seq 1 120); do curl -s --max-time 5 http://localhost:5002/api/threadpool/load >"$work/load" && grep -q '"result":{' "$work/load" && return 0; sleep 0.5; done; cat "$work/load"; return 1; }
+# The detector's verdict, read from the page's server, which answers while the pool starves.
+starved() { for _ in $(seq 1 60); do curl -s --max-time 2 http://localhost:5002/api/threadpool | grep -q '"starved":true' && return 0; sleep 0.5; done; return 1; }
 # A GET's body to FILE and its time in seconds on stdout.
 timed_get() { curl -s -o "$2" -w '%{time_total}' --max-time 30 "$1"; }
 within() { awk -v t="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(t >= lo && t <= hi) }' || { echo "     took $1 s, not $2–$3 s"; return 1; }; }
@@ -81,9 +83,19 @@ curl -s -o "$work/page" --max-time 10 http://localhost:5002/
 check "quick start: the live page answers at http://localhost:5002/" contains "$work/page" "<canvas"
 curl -s -o "$work/swagger" --max-time 10 http://localhost:5000/swagger/index.html
 check "quick start: Swagger UI at /swagger" contains "$work/swagger" "swagger-ui"
+
+echo "== README, find the blocking code (the quick start's app)"
+timeout 180 scripts/load.sh taskwait 125 60s >"$work/readme-load.out" 2>&1 &
+load=$!
+check "find the blocking code: the page's server says starved under taskwait" starved
+dotnet run --project src/dotnet-blocking -- stacks -n DiagnosticScenarios --top 3 >"$work/readme-stacks.out" 2>&1
+check "find the blocking code: stacks names taskwait's line in the Debug build, and its fix" \
+  bash -c "$(declare -f contains); contains '$work/readme-stacks.out' 'at StarvationScenariosController.cs:[0-9]* \`_ = database.QueryAsync' && contains '$work/readme-stacks.out' '/api/diagscenario/taskwait → taskasyncwait'"
+wait "$load"; rc=$? # bounded: the load's 60 s and timeout's 180 s
+check "find the blocking code: scripts/load.sh taskwait 125 60s ends (exit $rc)" test "$rc" -eq 0
 check "the app stops within 10 s of SIGTERM" stop
 
-echo "== README, a published folder"
+echo "== running, a published folder"
 check "published: dotnet publish -c Release src/DiagnosticScenarios -o publish" \
   dotnet publish -c Release src/DiagnosticScenarios -o publish
 check "published: the app starts from the published folder" start "$work/published.log" dotnet publish/DiagnosticScenarios.dll
@@ -100,7 +112,7 @@ named_app() { [ "$(basename "$(readlink "/proc/$app/exe")")" = DiagnosticScenari
 check "published, workshop step 0: its process is the executable DiagnosticScenarios, the name every tool's -n matches" named_app
 check "the app stops within 10 s of SIGTERM" stop
 
-echo "== README, https"
+echo "== running, https"
 check "https: dotnet dev-certs https" dotnet dev-certs https
 check "https: the https launch profile starts" \
   start "$work/https.log" dotnet run --project src/DiagnosticScenarios --launch-profile https
@@ -114,19 +126,19 @@ echo "== workshop, step 0"
 check "step 0: dotnet tool restore" dotnet tool restore
 check "step 0: the Release app starts with the http profile" \
   start "$work/release.log" dotnet run -c Release --project src/DiagnosticScenarios --launch-profile http
-check "step 0: dotnet build -c Release src/DiagnosticScenarios.Diagnose" dotnet build -c Release src/DiagnosticScenarios.Diagnose
+check "step 0: dotnet build -c Release src/dotnet-blocking" dotnet build -c Release src/dotnet-blocking
 dotnet tool run dotnet-trace -- ps >"$work/trace-ps.out" 2>&1
-check "README: dotnet-trace ps lists the app by its name" contains "$work/trace-ps.out" "DiagnosticScenarios"
-check "README: dotnet pack the CLI" dotnet pack -c Release --no-build src/DiagnosticScenarios.Diagnose -o ./packages
-check "README: dotnet tool install --global the CLI" dotnet tool install --global --source ./packages dotnet-blocking
+check "running: dotnet-trace ps lists the app by its name" contains "$work/trace-ps.out" "DiagnosticScenarios"
+check "dotnet-blocking: dotnet pack the CLI" dotnet pack -c Release --no-build src/dotnet-blocking -o ./packages
+check "dotnet-blocking: dotnet tool install --global the CLI" dotnet tool install --global --source ./packages dotnet-blocking
 
-# The README's Prometheus, as written, beside the app: the shipped alert loaded and the live page's series scraped.
+# The production page's Prometheus, as written, beside the app: the shipped alert loaded and the live page's series scraped.
 setsid prometheus --config.file=monitoring/prometheus.yml --storage.tsdb.path="$(mktemp -d)" --web.listen-address=127.0.0.1:9091 >"$work/prometheus.log" 2>&1 &
 prometheus_pid=$!
 scraped() { for _ in $(seq 1 60); do curl -s --max-time 5 "http://127.0.0.1:9091/api/v1/query?query=$1" >"$work/prometheus-query" && grep -q '"result":\[{' "$work/prometheus-query" && return 0; sleep 0.5; done; cat "$work/prometheus-query" "$work/prometheus.log" | tail -20; return 1; }
-check "README: prometheus with monitoring/prometheus.yml scrapes the live page" scraped dotnet_thread_pool_thread_count_total
+check "production: prometheus with monitoring/prometheus.yml scrapes the live page" scraped dotnet_thread_pool_thread_count_total
 curl -s --max-time 5 http://127.0.0.1:9091/api/v1/rules >"$work/prometheus-rules"
-check "README: that Prometheus loaded the ThreadPoolStarvation alert" contains "$work/prometheus-rules" '"name":"ThreadPoolStarvation"'
+check "production: that Prometheus loaded the ThreadPoolStarvation alert" contains "$work/prometheus-rules" '"name":"ThreadPoolStarvation"'
 kill -TERM -- "-$prometheus_pid" 2>/dev/null
 
 echo "== workshop, steps 2, 3, 5, 6, 7"
@@ -135,15 +147,13 @@ check "step 2: curl taskwait answers success:taskwait ($t s)" \
   bash -c "$(declare -f contains within); contains '$work/taskwait' success:taskwait && within '$t' 0.45 5"
 timeout 180 dotnet run --project src/DiagnosticScenarios.LoadRunner -- run --url http://localhost:5000/api/diagscenario/taskwait -c 125 -d 30s --timeout 90s >"$work/step3.out" 2>&1 &
 load=$!
-# The detector's verdict, read from the page's server, which answers while the pool starves.
-starved() { for _ in $(seq 1 60); do curl -s --max-time 2 http://localhost:5002/api/threadpool | grep -q '"starved":true' && return 0; sleep 0.5; done; return 1; }
 check "step 3: the page's server says starved under taskwait" starved
 dotnet src/dotnet-blocking/bin/Release/net10.0/dotnet-blocking.dll stacks -n DiagnosticScenarios --top 3 >"$work/stacks.out" 2>&1
 check "step 6: stacks names taskwait's route and its fix" \
   bash -c "$(declare -f contains); contains '$work/stacks.out' 'blocked in Task.Result / Wait' && contains '$work/stacks.out' '/api/diagscenario/taskwait → taskasyncwait'"
 # Right after step 6, while the 30 s load still runs (a slow machine reached the end of it after the trace below).
 PATH="$HOME/.dotnet/tools:$PATH" dotnet-blocking stacks -n DiagnosticScenarios --top 3 >"$work/tool-stacks.out" 2>&1
-check "README: the installed dotnet-blocking names taskwait's route" contains "$work/tool-stacks.out" "/api/diagscenario/taskwait"
+check "dotnet-blocking: the installed tool names taskwait's route" contains "$work/tool-stacks.out" "/api/diagscenario/taskwait"
 dotnet src/dotnet-blocking/bin/Release/net10.0/dotnet-blocking.dll waits -n DiagnosticScenarios --duration 5s >"$work/waits.out" 2>&1
 check "step 7: waits names taskwait's .Result" \
   bash -c "$(declare -f contains); contains '$work/waits.out' 'Task.Result / Wait' && contains '$work/waits.out' 'GET /api/diagscenario/taskwait'"

@@ -5,7 +5,7 @@ using Microsoft.Diagnostics.NETCore.Client;
 namespace DiagnosticScenarios.Tests.BlockingAnalysis;
 
 /// <summary>
-/// <c>-n NAME</c> finds an app started as <c>dotnet NAME.dll</c> (the README's published folder), whose process is named
+/// <c>-n NAME</c> finds an app started as <c>dotnet NAME.dll</c> (docs/running.md's published folder), whose process is named
 /// <c>dotnet</c>: the CLI had answered "No process is named 'DiagnosticScenarios'" while it ran.
 /// </summary>
 public sealed class TargetProcessTests

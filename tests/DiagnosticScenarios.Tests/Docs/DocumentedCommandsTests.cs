@@ -3,9 +3,10 @@ using System.Text.RegularExpressions;
 namespace DiagnosticScenarios.Tests.Docs;
 
 /// <summary>
-/// Every command a reader types from the workshop and the README's quick start is one CI runs word for word:
-/// <c>scripts/walkthrough.sh</c> runs them in order and checks what the text says each shows; <c>.ci/run</c> runs the
-/// README's test command. The few that cannot run here are named below with the reason, and must still be in the text.
+/// Every command a reader types from the README, the workshop, the running page and the tool's page is one CI runs word
+/// for word: <c>scripts/walkthrough.sh</c> runs them in order and checks what the text says each shows; <c>.ci/run</c>
+/// runs the README's test command. The few that cannot run here are named below with the reason, and must still be in
+/// the text.
 /// </summary>
 public sealed partial class DocumentedCommandsTests
 {
@@ -17,17 +18,18 @@ public sealed partial class DocumentedCommandsTests
         ["dotnet-counters monitor -n DiagnosticScenarios --counters System.Runtime,DiagnosticScenarios"] = "dotnet-counters is not installed here (step 5 runs its dotnet-trace equivalent)",
     };
 
+    // The documents whose ```bash blocks a reader copies from, each relative to the repository's root.
+    private static readonly string[] Documents = ["README.md", "docs/workshop.md", "docs/running.md", "docs/dotnet-blocking.md"];
+
     public static TheoryData<string, string> Commands()
     {
         var data = new TheoryData<string, string>();
-        foreach (var command in BashCommands(File.ReadAllText(Path.Combine(RepositoryPaths.Root, "docs", "workshop.md"))))
+        foreach (var document in Documents)
         {
-            data.Add("docs/workshop.md", command);
-        }
-
-        foreach (var command in BashCommands(Section(File.ReadAllText(Path.Combine(RepositoryPaths.Root, "README.md")), "## Quick start")))
-        {
-            data.Add("README.md, Quick start", command);
+            foreach (var command in BashCommands(File.ReadAllText(Path.Combine(RepositoryPaths.Root, document))))
+            {
+                data.Add(document, command);
+            }
         }
 
         return data;
@@ -63,13 +65,16 @@ public sealed partial class DocumentedCommandsTests
     }
 
     [Fact]
-    public void TheParse_FindsTheWorkshopsAndTheQuickStartsCommands()
+    public void TheParse_FindsEachDocumentsCommands()
     {
-        // The parse above finds the workshop's steps: an empty or tiny list would make the theory pass on nothing.
+        // The parse above finds each document's commands: an empty or tiny list would make the theory pass on nothing.
         var commands = Commands().Select(row => (string)row[1]).ToList();
 
         Assert.Contains("dotnet run -c Release --project src/DiagnosticScenarios --launch-profile http", commands);
         Assert.Contains("dotnet run --project src/DiagnosticScenarios", commands);
+        Assert.Contains("dotnet run --project src/dotnet-blocking -- stacks -n DiagnosticScenarios --top 3", commands);
+        Assert.Contains("dotnet run --project src/DiagnosticScenarios --launch-profile https", commands);
+        Assert.Contains("dotnet tool install --global --source ./packages dotnet-blocking", commands);
         Assert.Contains(commands, c => c.StartsWith("dotnet tool run dotnet-trace -- collect -n DiagnosticScenarios --providers", StringComparison.Ordinal));
     }
 
@@ -78,14 +83,6 @@ public sealed partial class DocumentedCommandsTests
         BashBlock().Matches(markdown)
             .SelectMany(block => Normalize(block.Groups[1].Value).Split('\n'))
             .Where(line => line.Length > 0);
-
-    private static string Section(string markdown, string heading)
-    {
-        var start = markdown.IndexOf(heading + "\n", StringComparison.Ordinal);
-        Assert.True(start >= 0, $"README.md has no `{heading}` section.");
-        var end = markdown.IndexOf("\n## ", start + heading.Length, StringComparison.Ordinal);
-        return end < 0 ? markdown[start..] : markdown[start..end];
-    }
 
     // What the scripts run, a line a command: continuations joined, comments (whole lines and trailing) and a check's
     // label dropped, so that a command merely quoted in a comment or a label does not count as run.

@@ -20,7 +20,7 @@ internal static class DotnetBlockingTool
         var folder = Directory.CreateTempSubdirectory("dotnet-blocking-tool-");
         try
         {
-            // --source: the packed folder is the only source, as in the README; the install reads nothing from a registry.
+            // --source: the packed folder is the only source, as in docs/dotnet-blocking.md; the install reads nothing from a registry.
             var tools = Path.Combine(folder.FullName, "tools");
             var install = await ChildProcess.RunAsync(
                 new ChildProcessStart("dotnet", ["tool", "install", "--tool-path", tools, "--source", PackageFolder, "dotnet-blocking"]) { WorkingDirectory = folder.FullName },

@@ -21,8 +21,8 @@ public sealed class ToolPackageTests
     }
 
     /// <summary>
-    /// The README's other way: a local tool of the app's repository, in its tool manifest, run through <c>dotnet</c>. The
-    /// packed folder is the only source, as in the README's command.
+    /// docs/dotnet-blocking.md's other way: a local tool of the app's repository, in its tool manifest, run through <c>dotnet</c>. The
+    /// packed folder is the only source, as in docs/dotnet-blocking.md's command.
     /// </summary>
     [Fact]
     public async Task Package_InstallsAsALocalToolOfARepository_AndRunsThroughDotnet()

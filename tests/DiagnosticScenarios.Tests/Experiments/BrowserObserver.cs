@@ -19,6 +19,15 @@ internal sealed class BrowserObserver(SharedBrowser browser) : IRunObserver
     // The stack panel's poll (pollMs in stacks.js) and a second more.
     private static readonly TimeSpan StacksPollPatience = TimeSpan.FromSeconds(6);
 
+    // How long after the reload the documents' picture waits, so its charts show more of the climb than the history alone.
+    private static readonly TimeSpan PictureSettle = TimeSpan.FromSeconds(3);
+
+    /// <summary>
+    /// A folder for the documents' picture of the page: when <c>DOCS_SCREENSHOT_DIR</c> names one, each run whose page
+    /// says it is starved saves <c>live-page-{scenario}-starved.png</c> there (scripts/refresh-screenshot.sh).
+    /// </summary>
+    private static string? PictureFolder => Environment.GetEnvironmentVariable("DOCS_SCREENSHOT_DIR") is { Length: > 0 } folder ? folder : null;
+
     // What the page shows and measured, as JSON: its figures, its panels and its own record of each sample's arrival.
     private const string PageStateScript = """
         ({
@@ -167,13 +176,46 @@ internal sealed class BrowserObserver(SharedBrowser browser) : IRunObserver
                         Thread.Sleep(25);
                     }
 
-                    return new PageReload(at, state.Samples, backlog, live, after.Samples, DateTimeOffset.FromUnixTimeMilliseconds((long)after.StreamOpenedAt));
+                    var reload = new PageReload(at, state.Samples, backlog, live, after.Samples, DateTimeOffset.FromUnixTimeMilliseconds((long)after.StreamOpenedAt));
+                    if (PictureFolder is { } folder && live is not null)
+                    {
+                        SavePictureWhileStarved(folder);
+                    }
+
+                    return reload;
                 }
 
                 run.Stopping.WaitHandle.WaitOne(TimeSpan.FromMilliseconds(200));
             }
 
             return null;
+        }
+
+        // The page's top as a reader sees it, at one CSS pixel a pixel, taken only while its status line still says starved.
+        private void SavePictureWhileStarved(string folder)
+        {
+            run.Stopping.WaitHandle.WaitOne(PictureSettle);
+            if (State().Status != "starved")
+            {
+                return;
+            }
+
+            // Down to the table of who holds the threads: the figures, the charts and the endpoints, not the scenario list.
+            var size = browser.Read<PageSize>("""
+                ({
+                  width: document.documentElement.scrollWidth,
+                  height: Math.min(document.documentElement.scrollHeight, document.getElementById('endpoints').closest('section').getBoundingClientRect().bottom + window.scrollY + 16),
+                })
+                """);
+            var shot = (Dictionary<string, object?>)Driver.ExecuteCdpCommand("Page.captureScreenshot", new Dictionary<string, object?>
+            {
+                ["format"] = "png",
+                ["captureBeyondViewport"] = true,
+                ["clip"] = new Dictionary<string, object?> { ["x"] = 0, ["y"] = 0, ["width"] = size.Width, ["height"] = size.Height, ["scale"] = 1 / SharedBrowser.PixelRatio },
+            })!;
+            var scenario = run.Plan.Scenario[(run.Plan.Scenario.LastIndexOf('/') + 1)..];
+            Directory.CreateDirectory(folder);
+            File.WriteAllBytes(Path.Combine(folder, $"live-page-{scenario}-starved.png"), Convert.FromBase64String((string)shot["data"]!));
         }
 
         // The page's own button, then the file the browser saved.
@@ -237,6 +279,9 @@ internal sealed record PageState(
     IReadOnlyList<PageExportEntry> Exports,
     PageStacks Stacks,
     IReadOnlyList<CanvasSize> Canvases);
+
+/// <summary>A part of the page, from its top, in CSS pixels.</summary>
+internal sealed record PageSize(double Width, double Height);
 
 /// <summary>A number input of the load form as the page set it: its value and its maximum, as text.</summary>
 internal sealed record PageInput(string Value, string Max);

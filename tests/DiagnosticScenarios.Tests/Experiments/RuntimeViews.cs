@@ -7,7 +7,7 @@ namespace DiagnosticScenarios.Tests.Experiments;
 
 /// <summary>
 /// The runtime's view of a BAD scenario (<see cref="RuntimeView"/>), measured from what <c>compare --diagnose</c> saw of its
-/// server under its load, and the README's table of it.
+/// server under its load, and the table of it on docs/scenarios.md.
 /// </summary>
 internal static class RuntimeViews
 {
@@ -52,12 +52,12 @@ internal static class RuntimeViews
     /// <summary>The scenarios with a runtime view, in the catalogue's order.</summary>
     public static IEnumerable<Scenario> Scenarios => ScenarioCatalogue.Scenarios.Where(s => s.Runtime is not null);
 
-    /// <summary>The README's rows as <see cref="Row"/> writes them.</summary>
-    public static IReadOnlyList<string> Rows(IReadOnlyList<string> readme) => ReadmeTables.Rows(readme, Header);
+    /// <summary>The document's rows as <see cref="Row"/> writes them.</summary>
+    public static IReadOnlyList<string> Rows(IReadOnlyList<string> document) => MarkdownTables.Rows(document, Header);
 
     public static string Row(Scenario scenario) => string.Join(" | ", Cells(scenario).Select(c => c.Trim('`')));
 
-    public static string Render() => ReadmeTables.Render(Header, "|---|---|:-:|:-:|:-:|", Scenarios.Select(Cells));
+    public static string Render() => MarkdownTables.Render(Header, "|---|---|:-:|:-:|:-:|", Scenarios.Select(Cells));
 
     private static IReadOnlyList<string> Cells(Scenario scenario) =>
     [

@@ -24,6 +24,6 @@ public static class AnalyzerRules
     /// <summary>AsyncFixer, a warning: inside an async method, a wait, <c>Thread.Sleep</c> or a call with an Async twin on a <c>System.*</c> type.</summary>
     public const string AsyncFixer02 = "AsyncFixer02";
 
-    /// <summary>In the order the README's table lists them.</summary>
+    /// <summary>In the order the analyzer table of docs/scenarios.md lists them.</summary>
     public static IReadOnlyList<string> All { get; } = [Vsthrd002, Vsthrd103, Ca1849, Ma0042, Ma0045, AsyncFixer02];
 }

@@ -47,7 +47,7 @@ public sealed class MinThreadsControlTests(InProcessApp app, ITestOutputHelper o
         }
     }
 
-    // The minimum the app reports it runs with, as every way of raising it is read back (README, "The workaround").
+    // The minimum the app reports it runs with, as every way of raising it is read back (docs/scenarios.md, "The workaround").
     private static async Task<int> MinimumTheAppRunsWithAsync(HttpClient client) =>
         (await client.GetFromJsonAsync<JsonElement>(new Uri("/api/threadpool", UriKind.Relative)).DefaultTimeout()).GetProperty("minWorkerThreads").GetInt32();
 }

@@ -14,10 +14,10 @@ namespace DiagnosticScenarios.Tests.PoolHealth.Metrics;
 /// </summary>
 /// <remarks>
 /// Not every second of a long starvation: a send that needs the pool waits for it. .NET's HTTP client needs the pool to
-/// open a connection, and, in one scratch harness, its synchronous send needed it 16 s after the first export and every
-/// 15 s after that (docs/suite-log.md, the thirty-second day). This run's starved seconds mostly end before then;
-/// one CI run's exports stopped for five seconds three seconds into the load, for a reason not found. Every export's
-/// arrival is printed, for the next failure to tell more.
+/// open a connection, and its synchronous send needs it again after each idle-connection check, every 15 s
+/// (docs/production.md). This run's starved seconds mostly end before the first; one CI run's exports stopped for five
+/// seconds three seconds into the load, for a reason not found. Every export's arrival is printed, for the next failure
+/// to tell more.
 /// </remarks>
 [Collection(LoadCollectionDefinition.Name)]
 [Trait(TestCategory.Name, TestCategory.Load)]

@@ -93,7 +93,7 @@ public sealed class IntermittentBlockingTests(ITestOutputHelper output)
             // of five snapshots caught a thread parked a quarter of the time, that would happen once in a thousand runs.
             Assert.True(caught < Snapshots, $"Every snapshot caught it: the blocking is not intermittent at these defaults. {figures}");
 
-            // The runtime's view in the catalogue (README, GET /api/scenarios), measured here rather than by compare's one
+            // The runtime's view in the catalogue (docs/scenarios.md, GET /api/scenarios), measured here rather than by compare's one
             // snapshot: the wait events name it, held; the pool's help and a snapshot's find vary from run to run, shown.
             var measured = new RuntimeView(
                 waits.PoolAdjustments.GetValueOrDefault("CooperativeBlocking") > 0,

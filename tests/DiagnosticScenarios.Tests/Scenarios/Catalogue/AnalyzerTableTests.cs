@@ -46,15 +46,15 @@ public sealed class AnalyzerTableTests(AnalyzedApp app) : IClassFixture<Analyzed
     }
 
     [Fact]
-    public async Task Readme_AnalyzerTable_ListsEveryScenarioWithTheCataloguesRules()
+    public async Task ScenariosPage_AnalyzerTable_ListsEveryScenarioWithTheCataloguesRules()
     {
-        var readme = await File.ReadAllLinesAsync(Path.Combine(RepositoryPaths.Root, "README.md")).DefaultTimeout();
+        var page = await File.ReadAllLinesAsync(MarkdownTables.ScenariosPagePath).DefaultTimeout();
 
-        var rows = ReadmeAnalyzerTable.Rows(readme);
+        var rows = DocumentedAnalyzerTable.Rows(page);
 
-        var expected = ScenarioCatalogue.Scenarios.Select(ReadmeAnalyzerTable.Row).ToList();
+        var expected = ScenarioCatalogue.Scenarios.Select(DocumentedAnalyzerTable.Row).ToList();
         Assert.True(rows.SequenceEqual(expected),
-            $"README.md's analyzer table differs from the catalogue. It should read:{Environment.NewLine}{ReadmeAnalyzerTable.Render(ScenarioCatalogue.Scenarios)}");
+            $"docs/scenarios.md's analyzer table differs from the catalogue. It should read:{Environment.NewLine}{DocumentedAnalyzerTable.Render(ScenarioCatalogue.Scenarios)}");
     }
 
     /// <summary>
@@ -62,13 +62,13 @@ public sealed class AnalyzerTableTests(AnalyzedApp app) : IClassFixture<Analyzed
     /// when not enabled by default, else its default severity (info, warning, error). Typed by hand, it once went unchecked.
     /// </summary>
     [Fact]
-    public async Task Readme_RulesTable_DefaultColumn_IsEachRulesShippedDefault()
+    public async Task ScenariosPage_RulesTable_DefaultColumn_IsEachRulesShippedDefault()
     {
-        var readme = await File.ReadAllLinesAsync(ReadmeTables.ReadmePath).DefaultTimeout();
+        var page = await File.ReadAllLinesAsync(MarkdownTables.ScenariosPagePath).DefaultTimeout();
         var descriptors = AnalyzerAssemblies.AnalyzersOf(AnalyzerRules.All).SelectMany(a => a.SupportedDiagnostics)
             .GroupBy(d => d.Id).ToDictionary(g => g.Key, g => g.First());
 
-        var rows = ReadmeTables.Rows(readme, ["rule", "package", "default", "flags"]).Select(row => row.Split(" | ")).ToList();
+        var rows = MarkdownTables.Rows(page, ["rule", "package", "default", "flags"]).Select(row => row.Split(" | ")).ToList();
 
         Assert.Equal(AnalyzerRules.All, rows.Select(cells => cells[0]));
         foreach (var cells in rows)
@@ -82,7 +82,7 @@ public sealed class AnalyzerTableTests(AnalyzedApp app) : IClassFixture<Analyzed
                 _ => "hidden",
             };
             Assert.True(cells[2] == shipped || cells[2].StartsWith(shipped + " ", StringComparison.Ordinal),
-                $"{cells[0]}: the README says its default is '{cells[2]}'; its package ships it {shipped}");
+                $"{cells[0]}: docs/scenarios.md says its default is '{cells[2]}'; its package ships it {shipped}");
         }
     }
 

@@ -60,14 +60,14 @@ public sealed class ScenarioCatalogueTests(InProcessApp app, ITestOutputHelper o
     }
 
     [Fact]
-    public async Task Readme_RuntimeViewTable_IsTheCataloguesMeasuredCells()
+    public async Task ScenariosPage_RuntimeViewTable_IsTheCataloguesMeasuredCells()
     {
-        var readme = await File.ReadAllLinesAsync(ReadmeTables.ReadmePath).DefaultTimeout();
+        var page = await File.ReadAllLinesAsync(MarkdownTables.ScenariosPagePath).DefaultTimeout();
 
-        var rows = RuntimeViews.Rows(readme);
+        var rows = RuntimeViews.Rows(page);
 
         Assert.True(rows.SequenceEqual(RuntimeViews.Scenarios.Select(RuntimeViews.Row)),
-            $"README.md's runtime table differs from the catalogue. It should read:{Environment.NewLine}{RuntimeViews.Render()}");
+            $"docs/scenarios.md's runtime table differs from the catalogue. It should read:{Environment.NewLine}{RuntimeViews.Render()}");
     }
 
     /// <summary>
@@ -103,21 +103,34 @@ public sealed class ScenarioCatalogueTests(InProcessApp app, ITestOutputHelper o
     }
 
     [Fact]
-    public async Task Readme_HasATableRowForEveryCatalogueScenario()
+    public async Task ScenariosPage_HasATableRowForEveryCatalogueScenario()
     {
-        var readme = await File.ReadAllTextAsync(Path.Combine(RepositoryPaths.Root, "README.md")).DefaultTimeout();
+        var page = await File.ReadAllTextAsync(MarkdownTables.ScenariosPagePath).DefaultTimeout();
 
-        var missing = ScenarioCatalogue.Scenarios
-            .Select(s => s.Route[ScenarioCatalogue.Families.Single(f => f.Name == s.Family).RoutePrefix.Length..])
-            // The whole route in the row's first cell: `lock` is a prefix of `lock-async`, `sync` of `syncio`.
-            .Where(route => !Regex.IsMatch(readme, $@"^\| `{Regex.Escape(route)}(`|\?|/)", RegexOptions.Multiline))
-            .ToList();
+        var missing = RoutesWithoutARow(page, ScenarioCatalogue.Scenarios);
+
+        Assert.True(missing.Count == 0, $"docs/scenarios.md has no table row for: {string.Join(", ", missing)}");
+    }
+
+    /// <summary>The README shows the families a reader can load (mock, blocking, SQL); the tutorial family is on docs/scenarios.md.</summary>
+    [Fact]
+    public async Task Readme_HasATableRowForEveryScenarioOfTheLoadableFamilies()
+    {
+        var readme = await File.ReadAllTextAsync(MarkdownTables.ReadmePath).DefaultTimeout();
+
+        var missing = RoutesWithoutARow(readme, ScenarioCatalogue.Loadable);
 
         Assert.True(missing.Count == 0, $"README.md has no table row for: {string.Join(", ", missing)}");
     }
 
+    // The whole route, less its family's prefix, in a row's first cell: `lock` is a prefix of `lock-async`, `sync` of `syncio`.
+    private static List<string> RoutesWithoutARow(string document, IEnumerable<Scenario> scenarios) =>
+        [.. scenarios
+            .Select(s => s.Route[ScenarioCatalogue.Families.Single(f => f.Name == s.Family).RoutePrefix.Length..])
+            .Where(route => !Regex.IsMatch(document, $@"^\| `{Regex.Escape(route)}(`|\?|/)", RegexOptions.Multiline))];
+
     [Fact]
-    public async Task ScenariosApi_ServesTheCatalogue_WithVerdictsAsTheReadmeWritesThem()
+    public async Task ScenariosApi_ServesTheCatalogue_WithVerdictsAsTheDocumentsWriteThem()
     {
         using var client = _app.CreateClient();
 
