@@ -27,7 +27,7 @@ public sealed class RulePagesTests
     {
         var readme = await File.ReadAllLinesAsync(Path.Combine(PagesFolder, "README.md")).DefaultTimeout();
 
-        var rows = ReadmeTables.Rows(readme, ["rule", "title", "where", "fix"]).Select(row => row.Split(" | ")).ToList();
+        var rows = MarkdownTables.Rows(readme, ["rule", "title", "where", "fix"]).Select(row => row.Split(" | ")).ToList();
 
         var rules = new BlockingAnalyzer().SupportedDiagnostics;
         Assert.Equal(rules.Select(r => $"[{r.Id}]({r.Id}.md)"), rows.Select(cells => cells[0]));
