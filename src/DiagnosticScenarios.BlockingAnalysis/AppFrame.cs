@@ -19,6 +19,12 @@ public sealed record AppFrame(string Method, SourceLine? Source, string? NoSourc
     /// </summary>
     public AppFrame? Inlined { get; init; }
 
+    /// <summary>
+    /// How the JIT had compiled the code the frame runs (<c>OptimizedTier1</c>, <c>QuickJitted</c>, <c>Optimized</c> for a
+    /// method compiled at run time, …), or, for a method it inlined, the code it was inlined into; null when the trace does not say.
+    /// </summary>
+    public string? Tier { get; init; }
+
     /// <summary>"StarvationScenariosController.TaskWait at StarvationScenariosController.cs:35", or the method and why it has no line.</summary>
     public override string ToString() => Source is null ? $"{Method} (no line: {NoSource})" : $"{Method} at {Source.FileName}:{Source.Line}";
 }

@@ -38,18 +38,18 @@ internal sealed class NativeCodeMaps
         // A body's map and its method event come one after the other from one thread (the map first in a rundown, the
         // method first at JIT time): whichever comes first waits here for its twin.
         var maps = new Dictionary<(int Thread, long MethodId), IlMap>();
-        var methods = new Dictionary<(int Thread, long MethodId), (ulong Start, int Size, int Token, long ModuleId)>();
+        var methods = new Dictionary<(int Thread, long MethodId), (ulong Start, int Size, int Token, long ModuleId, string Tier)>();
 
         void OnMethod(MethodLoadUnloadVerboseTraceData data)
         {
             var key = (data.ThreadID, data.MethodID);
             if (maps.Remove(key, out var map))
             {
-                bodies.Add(new CodeBody(data.MethodStartAddress, data.MethodSize, data.MethodToken, data.ModuleID, map));
+                bodies.Add(new CodeBody(data.MethodStartAddress, data.MethodSize, data.MethodToken, data.ModuleID, map) { Tier = Tier(data) });
             }
             else
             {
-                methods[key] = (data.MethodStartAddress, data.MethodSize, data.MethodToken, data.ModuleID);
+                methods[key] = (data.MethodStartAddress, data.MethodSize, data.MethodToken, data.ModuleID, Tier(data));
             }
         }
 
@@ -59,7 +59,7 @@ internal sealed class NativeCodeMaps
             var map = IlMap.From(data);
             if (methods.Remove(key, out var method))
             {
-                bodies.Add(new CodeBody(method.Start, method.Size, method.Token, method.ModuleId, map));
+                bodies.Add(new CodeBody(method.Start, method.Size, method.Token, method.ModuleId, map) { Tier = method.Tier });
             }
             else
             {
@@ -81,7 +81,9 @@ internal sealed class NativeCodeMaps
             source.Process();
         }
 
-        // A body without its map (ReadyToRun code, or a map the session did not ask for) stays out: it has no lines.
+        // A body without its map (ReadyToRun code, a method compiled at run time, a map the session did not ask for) has no
+        // lines, only its tier.
+        bodies.AddRange(methods.Values.Select(m => new CodeBody(m.Start, m.Size, m.Token, m.ModuleId, null) { Tier = m.Tier }));
         return new NativeCodeMaps(bodies
             .Select(b => b with { Module = modules.GetValueOrDefault(b.ModuleId) })
             .OrderBy(b => b.Start)
@@ -109,6 +111,9 @@ internal sealed class NativeCodeMaps
     /// </summary>
     public string? AssemblyOf(string modulePath) => _assemblies.GetValueOrDefault(modulePath);
 
+    /// <summary>How the JIT compiled the code at an address (<c>OptimizedTier1</c>, <c>QuickJitted</c>, …); null when no jitted body holds it.</summary>
+    public string? TierAt(ulong address) => Body(address)?.Tier;
+
     /// <summary>
     /// The method token, module and IL offset of a code address, or null when no jitted body with a map holds it.
     /// A frame that is not the leaf holds a return address, the instruction after its call: the byte before it is the call.
@@ -116,36 +121,55 @@ internal sealed class NativeCodeMaps
     public IlLocation? Find(ulong address, bool isLeaf)
     {
         var target = isLeaf ? address : address - 1;
+        if (Body(target) is not { } body)
+        {
+            return null;
+        }
+
+        if (body.Map is null)
+        {
+            return null;
+        }
+
+        var ilOffset = body.Map.IlOffsetAt((int)(target - body.Start));
+        return ilOffset < FirstRealIlOffset ? null : new IlLocation(body.Module, body.Token, ilOffset);
+    }
+
+    // The jitted body whose code holds the address, by binary search of the bodies sorted by start.
+    private CodeBody? Body(ulong address)
+    {
         var low = 0;
         var high = _bodies.Length - 1;
         while (low <= high)
         {
             var middle = low + ((high - low) / 2);
             var body = _bodies[middle];
-            if (target < body.Start)
+            if (address < body.Start)
             {
                 high = middle - 1;
             }
-            else if (target >= body.Start + (ulong)body.Size)
+            else if (address >= body.Start + (ulong)body.Size)
             {
                 low = middle + 1;
             }
             else
             {
-                var ilOffset = body.Map.IlOffsetAt((int)(target - body.Start));
-                return ilOffset < FirstRealIlOffset
-                    ? null
-                    : new IlLocation(body.Module, body.Token, ilOffset);
+                return body;
             }
         }
 
         return null;
     }
 
-    private sealed record CodeBody(ulong Start, int Size, int Token, long ModuleId, IlMap Map)
+    private sealed record CodeBody(ulong Start, int Size, int Token, long ModuleId, IlMap? Map)
     {
         public ModuleFile? Module { get; init; }
+
+        /// <summary>How the JIT compiled it, as the runtime names the tier (<c>OptimizedTier1</c>, <c>QuickJitted</c>, …).</summary>
+        public string Tier { get; init; } = "Unknown";
     }
+
+    private static string Tier(MethodLoadUnloadVerboseTraceData data) => data.OptimizationTier.ToString();
 
     private sealed class IlMap(int[] ilOffsets, int[] nativeOffsets)
     {

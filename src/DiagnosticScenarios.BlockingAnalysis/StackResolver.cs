@@ -188,6 +188,11 @@ internal sealed class StackResolver : IDisposable
         foreach (var vote in labels.GroupBy(l => l.Name, StringComparer.Ordinal).OrderByDescending(g => g.Count()))
         {
             var code = vote.First().Method is { } method ? _endpoints.Value.At(method) is { } known ? [known] : [] : _endpoints.Value.Find(vote.Key);
+            if (IsKept(stack, code))
+            {
+                return NothingInlined(stack);
+            }
+
             if (Chains(code, callee) is [var (endpoint, chain)])
             {
                 var on = $"{vote.Count()} of {threads} thread{(threads == 1 ? "" : "s")}";
@@ -200,10 +205,22 @@ internal sealed class StackResolver : IDisposable
         var kind = stack.Frames.Skip(invoker + 1).Any(f => f.MethodName.StartsWith("Microsoft.AspNetCore.Mvc.", StringComparison.Ordinal))
             ? EndpointKind.ControllerAction
             : EndpointKind.MinimalApiHandler;
-        return Chains(_endpoints.Value.All().Where(e => e.Kind == kind), callee) is [var (only, onlyChain)]
+        var candidates = _endpoints.Value.All().Where(e => e.Kind == kind).ToList();
+        if (stack.AppFrames.Count > 0 && candidates.Any(c => c.Name == stack.AppFrames[^1].Method))
+        {
+            return NothingInlined(stack);
+        }
+
+        return Chains(candidates, callee) is [var (only, onlyChain)]
             ? Named(stack, only.Method.ModulePath, onlyChain, callee, $"{only.Name}, the app's only {(kind == EndpointKind.ControllerAction ? "action" : "endpoint handler")} whose code reaches {FrameNames.TypeAndMethod(stack.Frames[invoker - 1].Name)}")
             : stack;
     }
+
+    // The endpoint's own method is the stack's outermost app frame: the JIT kept it, and nothing of the app is in the invoker.
+    private static bool IsKept(ResolvedStack stack, IReadOnlyList<EndpointCode> endpoint) =>
+        stack.AppFrames.Count > 0 && endpoint is [var only] && only.Name == stack.AppFrames[^1].Method;
+
+    private static ResolvedStack NothingInlined(ResolvedStack stack) => stack with { InlinedInto = null, InvokerIndex = null };
 
     private List<(EndpointCode Endpoint, IReadOnlyList<IlCall> Chain)> Chains(IEnumerable<EndpointCode> candidates, string callee) =>
         [.. candidates.Select(c => (Endpoint: c, Chain: _sources.ChainTo(c.Method.ModulePath, c.Method.MetadataToken, callee)))
@@ -220,7 +237,7 @@ internal sealed class StackResolver : IDisposable
             var calls = i == chain.Count - 1 ? callee : chain[i + 1].Method;
             var (line, missing) = _sources.LineOfCall(location, calls);
             var innermost = i == chain.Count - 1 && stack.AppFrames.Count == 0;
-            named.Add(new AppFrame(chain[i].Method, line, missing) { AsyncTwin = innermost ? _sources.AsyncTwin(location) : null });
+            named.Add(new AppFrame(chain[i].Method, line, missing) { AsyncTwin = innermost ? _sources.AsyncTwin(location) : null, Tier = stack.InlinedInto?.Tier });
         }
 
         return stack with { AppFrames = [.. stack.AppFrames, .. named], NamedFrom = $"the JIT inlined {(named.Count == 1 ? "it" : "them")} into {stack.InlinedInto?.Method}; named from the endpoint {how}" };
@@ -264,7 +281,12 @@ internal sealed class StackResolver : IDisposable
         var located = location.Module is null && frame.ModulePath is { } path ? location with { Module = ModuleFile.At(path) } : location;
         var (line, missing, inlined) = _sources.FindCall(located, callee is { } called ? FrameNames.Method(called.Name) : null);
         // The innermost frame's method, or the app method inlined into it, may have an async twin its fix names.
-        return new AppFrame(method, line, missing) { Inlined = inlined, AsyncTwin = innermost && inlined is null ? _sources.AsyncTwin(located) : null };
+        return new AppFrame(method, line, missing)
+        {
+            Inlined = inlined,
+            AsyncTwin = innermost && inlined is null ? _sources.AsyncTwin(located) : null,
+            Tier = _maps.TierAt(callee is null ? frame.Address : frame.Address - 1),
+        };
     }
 
     // Where the method compiled at run time that made the blocking call (or called what made it) is, or null.
@@ -286,8 +308,11 @@ internal sealed class StackResolver : IDisposable
         return null;
     }
 
-    private static InlinedInvoker Invoker(IReadOnlyList<TraceFrame> frames, int index) =>
-        new(FrameNames.TypeAndMethod(frames[index].Name), index + 1 < frames.Count ? [FrameNames.TypeAndMethod(frames[index + 1].Name)] : []);
+    private InlinedInvoker Invoker(IReadOnlyList<TraceFrame> frames, int index) =>
+        new(FrameNames.TypeAndMethod(frames[index].Name), index + 1 < frames.Count ? [FrameNames.TypeAndMethod(frames[index + 1].Name)] : [])
+        {
+            Tier = _maps.TierAt(frames[index].Address - 1),
+        };
 }
 
 /// <summary>
@@ -298,6 +323,9 @@ internal sealed class StackResolver : IDisposable
 /// <param name="CalledBy">Its callers, e.g. <c>ControllerActionInvoker.InvokeActionMethodAsync</c>; empty when the stack ends in it.</param>
 public sealed record InlinedInvoker(string Method, IReadOnlyList<string> CalledBy)
 {
+    /// <summary>How the JIT had compiled the invoker (<c>OptimizedTier1</c>: tiered up, inlining on); null when the trace does not say.</summary>
+    public string? Tier { get; init; }
+
     /// <summary>"dynamicClass.lambda_method44, called by A or B".</summary>
     public override string ToString() => CalledBy.Count == 0 ? Method : $"{Method}, called by {string.Join(" or ", CalledBy)}";
 

@@ -29,13 +29,13 @@ internal sealed class BlockedServer : IAsyncDisposable
     public static async Task<BlockedServer> StartAsync(ServerOptions options) =>
         new(await OutOfProcessApp.StartAsync(options));
 
-    /// <summary><paramref name="workers"/> loops of requests to <paramref name="relative"/>, until disposed.</summary>
-    public void Loop(Uri relative, int workers)
+    /// <summary><paramref name="workers"/> loops of requests to <paramref name="relative"/> (GETs unless <paramref name="method"/> says), until disposed.</summary>
+    public void Loop(Uri relative, int workers, HttpMethod? method = null)
     {
         _loops.Add(relative);
         for (var i = 0; i < workers; i++)
         {
-            _requests.Add(LoopAsync(relative));
+            _requests.Add(LoopAsync(relative, method ?? HttpMethod.Get));
         }
     }
 
@@ -60,19 +60,20 @@ internal sealed class BlockedServer : IAsyncDisposable
         _stop.Dispose();
     }
 
-    private async Task LoopAsync(Uri relative)
+    private async Task LoopAsync(Uri relative, HttpMethod method)
     {
         while (!_stop.IsCancellationRequested)
         {
-            await SendAsync(relative);
+            await SendAsync(relative, method);
         }
     }
 
-    private async Task SendAsync(Uri relative)
+    private async Task SendAsync(Uri relative, HttpMethod method)
     {
         try
         {
-            using var response = await _client.GetAsync(relative, _stop.Token);
+            using var request = new HttpRequestMessage(method, relative);
+            using var response = await _client.SendAsync(request, _stop.Token);
             _answered.AddOrUpdate(relative, 1, (_, count) => count + 1);
         }
         catch (Exception e) when (e is HttpRequestException or OperationCanceledException)
