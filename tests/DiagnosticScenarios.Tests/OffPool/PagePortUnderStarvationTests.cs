@@ -63,6 +63,7 @@ public sealed class PagePortUnderStarvationTests(ITestOutputHelper output)
                 await Task.Delay(TimeSpan.FromMilliseconds(500));
             }
 
+            output.WriteLine($"{reads.Count(r => r.IsCompleted)} of {Streams} streams ended by the server (shed for newer ones), {Streams - reads.Count(r => r.IsCompleted)} still streaming");
             output.WriteLine(string.Join("\n", answers.Select(a => string.Create(CultureInfo.InvariantCulture, $"{a.Path}: {a.Status} in {a.Took.TotalMilliseconds:0} ms{(a.Starved is { } s ? $", starved {s}" : "")}"))));
             Assert.All(answers, a => Assert.True(a.Status == 200 && a.Took <= Answer, string.Create(CultureInfo.InvariantCulture, $"{a.Path} answered {a.Status} in {a.Took.TotalMilliseconds:0} ms")));
             // During a starvation: the snapshots served said so.

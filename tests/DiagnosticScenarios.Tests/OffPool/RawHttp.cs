@@ -42,9 +42,13 @@ internal static class RawHttp
                 answer.Append(Encoding.UTF8.GetString(buffer, 0, read));
             }
         }
-        catch (SocketException e) when (e.SocketErrorCode == SocketError.ConnectionReset)
+        catch (SocketException e) when (e.SocketErrorCode is SocketError.ConnectionReset or SocketError.OperationAborted)
         {
-            // Closed with a reset: closed all the same.
+            // Closed with a reset, or by the test itself: closed all the same.
+        }
+        catch (ObjectDisposedException)
+        {
+            // Closed by the test.
         }
 
         return answer.ToString();
