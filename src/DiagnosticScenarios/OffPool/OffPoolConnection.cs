@@ -10,8 +10,11 @@ namespace DiagnosticScenarios.OffPool;
 /// </summary>
 public sealed class OffPoolConnection
 {
+    private const int TimeoutStep = 100;
+
     private readonly OffPoolListener _listener;
     private long _deadline;
+    private int _receiveTimeout;
     private bool _served;
 
     internal OffPoolConnection(Socket socket, OffPoolListener listener)
@@ -98,7 +101,14 @@ public sealed class OffPoolConnection
             return idle ? 0 : throw Late();
         }
 
-        Socket.ReceiveTimeout = (int)Math.Clamp(Math.Ceiling(left.TotalMilliseconds), 1, int.MaxValue);
+        // In steps of a tenth of a second, set only when the step changes: a kept-alive connection's reads then cost no
+        // system call for it, and a deadline is kept to within the step.
+        var timeout = (int)Math.Min(int.MaxValue, Math.Ceiling(left.TotalMilliseconds / TimeoutStep) * TimeoutStep);
+        if (timeout != _receiveTimeout)
+        {
+            Socket.ReceiveTimeout = _receiveTimeout = timeout;
+        }
+
         int read;
         try
         {
