@@ -17,7 +17,8 @@ public static class WebDefaultsRegistration
     }
 
     /// <summary>
-    /// Unhandled exceptions and empty 4xx answers (unknown route, wrong method) become ProblemDetails; a Host outside
+    /// Unhandled exceptions and empty 4xx answers (unknown route, wrong method) become ProblemDetails; every answer carries
+    /// the framing, sniffing and content policies (<see cref="SecurityHeaders"/>); a Host outside
     /// AllowedHosts, a query parameter given twice or empty, or a control character in the path or query is a 400.
     /// </summary>
     public static IApplicationBuilder UseWebDefaults(this IApplicationBuilder app)
@@ -30,6 +31,7 @@ public static class WebDefaultsRegistration
             SuppressDiagnosticsCallback = context => context.Exception is BadHttpRequestException,
         });
         app.UseStatusCodePages();
+        app.UseSecurityHeaders();
         app.UseAllowedHosts();
         app.UseInputRules();
         return app.UseSwaggerUI(options => options.SwaggerEndpoint("/openapi/v1.json", "DiagnosticScenarios"));

@@ -22,7 +22,7 @@ internal sealed class OtlpObserver : IRunObserver, IDisposable
 
     private OtlpObserver()
     {
-        _server = new ThreadedHttpServer("otlp receiver", 8, Receive);
+        _server = new ThreadedHttpServer("otlp receiver", new OffPoolLimits { MaxConnections = 8, MaxStreams = 0 }, Receive);
         _server.Start(FreeLoopbackPort.Pick());
     }
 

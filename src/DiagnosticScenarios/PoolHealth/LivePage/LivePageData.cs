@@ -22,18 +22,30 @@ public sealed class LivePageData(
     /// <summary>
     /// A capture taken now, waited for on the calling thread: the live page's own server's, so a starved pool cannot delay
     /// the answer (the capture's own thread completes it, and a synchronous wait needs no pool thread to wake). As long as
-    /// the app's own request waits (<see cref="StackCaptureRegistration.CapturePatience"/>).
+    /// the app's own request waits (<see cref="StackCaptureRegistration.CapturePatience"/>), or until its client goes: null then.
     /// </summary>
-    public (int Status, object Body) CaptureNow()
+    public (int Status, object Body)? CaptureNow(Func<bool> clientHasGone)
     {
         var pending = capture.CaptureNowAsync();
+        var waited = System.Diagnostics.Stopwatch.StartNew();
 #pragma warning disable VSTHRD002 // deliberate: a thread of the page's own server waits, never a pool thread
-        if (pending.Wait(StackCaptureRegistration.CapturePatience))
+        while (!pending.Wait(ClientCheck))
         {
-            return StackCaptureRegistration.Answer(pending.Result);
-        }
-#pragma warning restore VSTHRD002
+            if (clientHasGone())
+            {
+                return null;
+            }
 
-        return StackCaptureRegistration.NotInTime();
+            if (waited.Elapsed >= StackCaptureRegistration.CapturePatience)
+            {
+                return StackCaptureRegistration.NotInTime();
+            }
+        }
+
+        return StackCaptureRegistration.Answer(pending.Result);
+#pragma warning restore VSTHRD002
     }
+
+    // How often a wait for a capture looks whether its client is still there.
+    private static readonly TimeSpan ClientCheck = TimeSpan.FromMilliseconds(250);
 }

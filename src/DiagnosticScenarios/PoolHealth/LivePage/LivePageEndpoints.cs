@@ -1,3 +1,4 @@
+using DiagnosticScenarios.OffPool;
 using DiagnosticScenarios.PoolHealth.Controls;
 using DiagnosticScenarios.PoolHealth.Detection;
 using DiagnosticScenarios.PoolHealth.StackCapture;
@@ -26,6 +27,7 @@ public static class LivePageEndpoints
         services.AddDetection(configuration).AddControls(configuration).AddStackCapture(configuration).AddScenarioCatalogue(configuration);
         services.TryAddSingleton<AllowedHosts>();
 
+        services.AddOffPoolLimits(configuration);
         services.AddOptions<LivePageOptions>().Bind(configuration.GetSection(LivePageOptions.SectionName)).ValidateDataAnnotations().ValidateOnStart();
         services.AddSingleton<LivePageData>();
         services.AddSingleton<LivePageServer>();

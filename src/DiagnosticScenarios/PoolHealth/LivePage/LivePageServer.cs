@@ -26,6 +26,7 @@ namespace DiagnosticScenarios.PoolHealth.LivePage;
 /// </summary>
 public sealed partial class LivePageServer(
     IOptions<LivePageOptions> options,
+    IOptions<OffPoolOptions> limits,
     IWebHostEnvironment environment,
     IOptions<JsonOptions> json,
     IServer kestrel,
@@ -39,9 +40,6 @@ public sealed partial class LivePageServer(
     ILogger<LivePageServer> logger,
     PrometheusScrape? metrics = null) : IHostedService, IDisposable
 {
-    // A browser opens up to six connections to a page's origin; a few pages and a curl of the stream fit.
-    private const int MaxConnections = 32;
-
     // A stream with nothing new to send writes a comment this often, so a reader that left is noticed and its thread freed.
     private static readonly TimeSpan KeepAlive = TimeSpan.FromSeconds(5);
 
@@ -54,7 +52,10 @@ public sealed partial class LivePageServer(
 
     public Task StartAsync(CancellationToken cancellationToken)
     {
-        var server = new ThreadedHttpServer("live page", MaxConnections, Handle, (request, e) => LogFailed(logger, e, request.Method, request.Path));
+        var routes = Routes();
+        var server = new ThreadedHttpServer("live page", limits.Value.LivePage, exchange => Handle(routes, exchange), logger,
+            (request, e) => LogFailed(logger, e, request.Method, request.Path));
+        server.SetResponseHeaders(SecurityHeaders.ForPage(controlsAt: null));
         try
         {
             server.Start(options.Value.Port);
@@ -69,8 +70,12 @@ public sealed partial class LivePageServer(
         _server = server;
         origins.LivePageListensOn(server.Port);
 
-        // Kestrel's addresses are known once it has started, after this service.
-        lifetime.ApplicationStarted.Register(() => LogListening(logger, server.Port));
+        // Kestrel's addresses are known once it has started, after this service: then the page may call the controls there.
+        lifetime.ApplicationStarted.Register(() =>
+        {
+            server.SetResponseHeaders(SecurityHeaders.ForPage(ControlsAt()));
+            LogListening(logger, server.Port);
+        });
         return Task.CompletedTask;
     }
 
@@ -82,54 +87,39 @@ public sealed partial class LivePageServer(
 
     public void Dispose() => _server?.Dispose();
 
-    private void Handle(HttpExchange exchange)
+    private HttpRoutes Routes() => new HttpRoutes()
+        .MapGet("/api/threadpool", exchange => Json(exchange, 200, data.Snapshot()))
+        .MapGet("/api/threadpool/stream", Stream)
+        .MapGet("/api/threadpool/page", exchange => Json(exchange, 200, new PageSettings(ServedOffThePool: true, ControlsAt(), PageUrl(exchange.Request.Header("Host")))))
+        .MapGet("/api/threadpool/load", exchange => Json(exchange, 200, data.Load()))
+        .MapGet("/api/threadpool/stacks", exchange => Stacks(exchange, _ => data.LatestCapture()))
+        // Capture now, the one control served here too: under starvation the app's Kestrel would take it seconds late.
+        .Map("POST", "/api/threadpool/stacks", exchange => Stacks(exchange, data.CaptureNow))
+        .MapGet("/api/scenarios", exchange => Json(exchange, 200, catalogue))
+        .MapGet("/metrics", Metrics);
+
+    private void Handle(HttpRoutes routes, HttpExchange exchange)
     {
         var request = exchange.Request;
         if (!allowedHosts.Allows(request.Header("Host")))
         {
-            Problem(exchange, 400, "This Host is not served.", allowedHosts.Refusal(request.Header("Host")), ("rule", AllowedHosts.Rule));
+            var refused = HttpExchange.Problem(400, allowedHosts.Refusal(request.Header("Host")), "This Host is not served.");
+            refused.Extensions["rule"] = AllowedHosts.Rule;
+            exchange.RespondProblem(refused);
             return;
         }
 
-        // Capture now, the one control served here too: under starvation the app's Kestrel would take it seconds late.
-        if (request.Method == "POST" && request.Path == "/api/threadpool/stacks")
+        if (routes.Find(request) is { } handle)
         {
-            Stacks(exchange, () => data.CaptureNow());
-            return;
+            handle(exchange);
         }
-
-        if (request.Method is not ("GET" or "HEAD"))
+        else if (request.Method is not ("GET" or "HEAD") || routes.MethodsOf(request.Path).Any())
         {
-            Problem(exchange, 405, "Method Not Allowed", $"{request.Path} answers GET here; the controls are on the app itself, {ControlsAt()}.");
-            return;
+            exchange.RespondProblem(405, $"{request.Path} answers GET here; the controls are on the app itself, {ControlsAt()}.", "Method Not Allowed");
         }
-
-        switch (request.Path)
+        else
         {
-            case "/api/threadpool":
-                Json(exchange, 200, data.Snapshot());
-                break;
-            case "/api/threadpool/stream":
-                Stream(exchange);
-                break;
-            case "/api/threadpool/page":
-                Json(exchange, 200, new PageSettings(ServedOffThePool: true, ControlsAt(), PageUrl(request.Header("Host"))));
-                break;
-            case "/api/threadpool/load":
-                Json(exchange, 200, data.Load());
-                break;
-            case "/api/threadpool/stacks":
-                Stacks(exchange, data.LatestCapture);
-                break;
-            case "/api/scenarios":
-                Json(exchange, 200, catalogue);
-                break;
-            case "/metrics":
-                Metrics(exchange);
-                break;
-            default:
-                StaticFile(exchange, request.Path == "/" ? "/index.html" : request.Path);
-                break;
+            StaticFile(exchange, request.Path == "/" ? "/index.html" : request.Path);
         }
     }
 
@@ -153,21 +143,38 @@ public sealed partial class LivePageServer(
             ? string.Create(CultureInfo.InvariantCulture, $"http://{(address.Host is "0.0.0.0" or "[::]" or "+" or "*" ? "localhost" : address.Host)}:{address.Port}")
             : "";
 
-    // A capture behind the control gate, as on the app: the latest (GET) or one taken now (POST).
-    private void Stacks(HttpExchange exchange, Func<(int Status, object Body)> answer)
+    // A capture behind the control gate, as on the app: the latest (GET) or one taken now (POST), which is held, as a long
+    // exchange, until it is taken or its client goes.
+    private void Stacks(HttpExchange exchange, Func<Func<bool>, (int Status, object Body)?> answer)
     {
         var request = exchange.Request;
         var control = new ControlRequest(request.RemoteAddress, new HostString(request.Header("Host") ?? ""), "http",
             request.Header(ControlGate.HeaderName) is not null, request.Header("Content-Type"), request.Header("Origin"));
         if (ControlGate.Check(control, gate.CurrentValue, origins) is { } refusal)
         {
-            var problem = refusal.ToProblem(request.Method, request.Path);
-            Json(exchange, problem.Status!.Value, problem, "application/problem+json");
+            exchange.RespondProblem(refusal.ToProblem(request.Method, request.Path));
             return;
         }
 
-        var (status, body) = answer();
-        Json(exchange, status, body, status == 200 ? "application/json" : "application/problem+json");
+        if (request.Method == "POST" && !exchange.BeginLong())
+        {
+            return;
+        }
+
+        if (answer(exchange.ClientHasGone) is not var (status, body))
+        {
+            // The client went: no one to answer, and the connection closes.
+            return;
+        }
+
+        if (body is Microsoft.AspNetCore.Mvc.ProblemDetails problem)
+        {
+            exchange.RespondProblem(problem);
+        }
+        else
+        {
+            Json(exchange, status, body);
+        }
     }
 
     // Read-only like the page's data, and behind the same Host check; no CORS header, so a foreign page cannot read it.
@@ -175,7 +182,7 @@ public sealed partial class LivePageServer(
     {
         if (metrics is null)
         {
-            Problem(exchange, 404, "Not Found", "The metrics export is off (MetricsExport:Enabled is false).");
+            exchange.RespondProblem(404, "The metrics export is off (MetricsExport:Enabled is false).");
         }
         else if (metrics.Collect() is { } text)
         {
@@ -183,7 +190,7 @@ public sealed partial class LivePageServer(
         }
         else
         {
-            Problem(exchange, 503, "Service Unavailable", "The metrics were not collected: OpenTelemetry's meter provider has not started, or its collection failed.");
+            exchange.RespondProblem(503, "The metrics were not collected: OpenTelemetry's meter provider has not started, or its collection failed.");
         }
     }
 
@@ -195,15 +202,15 @@ public sealed partial class LivePageServer(
         var after = Microsoft.AspNetCore.WebUtilities.QueryHelpers.ParseQuery(request.Query).TryGetValue("after", out var values) ? values.ToString() : null;
         if (after is not null && HealthStream.ParseSequence(after) is null)
         {
-            Json(exchange, 400, ParameterProblem.Details(HealthStream.InvalidAfter(after), request.Path), "application/problem+json");
+            exchange.RespondProblem(ParameterProblem.Details(HealthStream.InvalidAfter(after), request.Path));
             return;
         }
 
         var last = HealthStream.LastSeen(request.Header("Last-Event-ID"), after, detector.RunId, detector.LatestSequence);
-        var stream = exchange.BeginStream(200, "text/event-stream", ("X-Accel-Buffering", "no"));
-        if (request.Method == "HEAD")
+        // Within the server's stream limit; a stream beyond it ends the oldest, whose reader resumes from its Last-Event-ID.
+        if (exchange.BeginStream(200, "text/event-stream", ("X-Accel-Buffering", "no")) is not { } stream || request.Method == "HEAD")
         {
-            // The head a GET gets, and no body: the connection closes after it.
+            // No room (answered 503), or the head a GET gets and no body: the connection closes after it.
             return;
         }
 
@@ -211,7 +218,8 @@ public sealed partial class LivePageServer(
         var first = true;
         try
         {
-            while (!lifetime.ApplicationStopping.IsCancellationRequested)
+            // Shed for a newer stream: it ends here, after a whole event, and the reader reconnects.
+            while (!lifetime.ApplicationStopping.IsCancellationRequested && !exchange.IsShed)
             {
                 foreach (var sample in detector.SamplesAfter(last))
                 {
@@ -246,7 +254,7 @@ public sealed partial class LivePageServer(
         var file = environment.WebRootFileProvider.GetFileInfo(Uri.UnescapeDataString(path));
         if (!file.Exists || file.IsDirectory || !ContentTypes.TryGetContentType(file.Name, out var contentType))
         {
-            Problem(exchange, 404, "Not Found", $"The live page's server has no {path}; the app's routes are on the app itself, {ControlsAt()}.");
+            exchange.RespondProblem(404, $"The live page's server has no {path}; the app's routes are on the app itself, {ControlsAt()}.");
             return;
         }
 
@@ -257,19 +265,8 @@ public sealed partial class LivePageServer(
             content.GetBuffer().AsSpan(0, (int)content.Length));
     }
 
-    private void Json<T>(HttpExchange exchange, int status, T value, string contentType = "application/json") =>
-        exchange.Respond(status, $"{contentType}; charset=utf-8", JsonSerializer.SerializeToUtf8Bytes(value, json.Value.SerializerOptions));
-
-    private void Problem(HttpExchange exchange, int status, string title, string detail, params (string Name, object Value)[] extensions)
-    {
-        var problem = new Microsoft.AspNetCore.Mvc.ProblemDetails { Status = status, Title = title, Detail = detail, Instance = exchange.Request.Path };
-        foreach (var (name, value) in extensions)
-        {
-            problem.Extensions[name] = value;
-        }
-
-        Json(exchange, status, problem, "application/problem+json");
-    }
+    private void Json<T>(HttpExchange exchange, int status, T value) =>
+        exchange.Respond(status, "application/json; charset=utf-8", JsonSerializer.SerializeToUtf8Bytes(value, json.Value.SerializerOptions));
 
     [LoggerMessage(EventId = 5401, Level = LogLevel.Information, Message = "Live page: http://localhost:{Port}/ (served on the app's own threads, live while the thread pool starves)")]
     private static partial void LogListening(ILogger logger, int port);

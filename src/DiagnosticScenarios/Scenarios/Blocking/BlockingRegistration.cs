@@ -1,3 +1,4 @@
+using DiagnosticScenarios.OffPool;
 using DiagnosticScenarios.Scenarios.Mock;
 
 namespace DiagnosticScenarios.Scenarios.Blocking;
@@ -12,6 +13,7 @@ public static class BlockingRegistration
     public static IServiceCollection AddBlockingScenarios(this IServiceCollection services, IConfiguration configuration)
     {
         services.AddScenarios(configuration);
+        services.AddOffPoolLimits(configuration);
         services.AddSingleton<SlowUpstream>();
         services.AddHostedService<SlowUpstreamService>();
         services.AddHttpClient(SlowUpstream.ClientName, (provider, client) => client.BaseAddress = provider.GetRequiredService<SlowUpstream>().BaseAddress)

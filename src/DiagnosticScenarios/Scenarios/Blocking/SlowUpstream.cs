@@ -3,6 +3,7 @@ using System.Web;
 using DiagnosticScenarios.Common;
 using DiagnosticScenarios.OffPool;
 using DiagnosticScenarios.Problems;
+using Microsoft.Extensions.Options;
 
 namespace DiagnosticScenarios.Scenarios.Blocking;
 
@@ -11,14 +12,17 @@ namespace DiagnosticScenarios.Scenarios.Blocking;
 /// milliseconds. It runs on threads of its own (a thread per connection), never this app's pool, so it answers on time
 /// however starved the pool is, and what the pair measures is the caller's waiting alone.
 /// </summary>
-public sealed class SlowUpstream : IDisposable
+/// <param name="limits">Its connections and deadlines (<see cref="OffPoolOptions.SlowUpstream"/>).</param>
+/// <param name="logger">Where its server tells of a thread that did not start.</param>
+public sealed class SlowUpstream(IOptions<OffPoolOptions> limits, ILogger<SlowUpstream> logger) : IDisposable
 {
     /// <summary>The name of the <see cref="HttpClient"/> that calls it (<see cref="IHttpClientFactory"/>).</summary>
     public const string ClientName = "slow-upstream";
 
-    // Above 125 connections and whatever the load runner's page control allows (500), with room for connections that close late.
-    private const int MaxConnections = 1024;
-    private readonly ThreadedHttpServer _server = new("slow upstream", MaxConnections, Answer);
+    private readonly ThreadedHttpServer _server = new("slow upstream", limits.Value.SlowUpstream,
+        exchange => (Routes.Find(exchange.Request) ?? NotFound)(exchange), logger);
+
+    private static readonly HttpRoutes Routes = new HttpRoutes().MapGet("/slow", Answer);
 
     /// <summary><c>http://127.0.0.1:{port}/</c>, once started.</summary>
     public Uri? BaseAddress { get; private set; }
@@ -40,12 +44,6 @@ public sealed class SlowUpstream : IDisposable
     private static void Answer(HttpExchange exchange)
     {
         var request = exchange.Request;
-        if (request.Path != "/slow" || request.Method != "GET")
-        {
-            exchange.Respond(404, "text/plain; charset=utf-8", "GET /slow?delayMs=N is all this upstream answers.");
-            return;
-        }
-
         var delay = HttpUtility.ParseQueryString(request.Query)["delayMs"];
         if (!StrictBinding.TryParseWholeNumber(delay, out var delayMs) || delayMs > ScenarioLimits.MaxDelayMs)
         {
@@ -56,4 +54,7 @@ public sealed class SlowUpstream : IDisposable
         Thread.Sleep(delayMs);
         exchange.Respond(200, "text/plain; charset=utf-8", "upstream");
     }
+
+    private static void NotFound(HttpExchange exchange) =>
+        exchange.Respond(404, "text/plain; charset=utf-8", "GET /slow?delayMs=N is all this upstream answers.");
 }

@@ -2,6 +2,7 @@ using System.Collections.Concurrent;
 using System.Data.Common;
 using System.Diagnostics;
 using System.Net.Sockets;
+using DiagnosticScenarios.OffPool;
 using DiagnosticScenarios.Scenarios.Sql.Tds;
 using Microsoft.Extensions.Options;
 
@@ -17,7 +18,16 @@ public static partial class SqlScenarioRegistration
             .ValidateDataAnnotations()
             .ValidateOnStart();
 
-        services.AddSingleton<TdsResponder>();
+        // Its sessions keep room for the app's own SqlClient pool; its WAITFORs' lateness goes to the app's metrics.
+        services.AddOffPoolLimits(configuration);
+        services.AddOptions<OffPoolOptions>().Validate(o => o.Tds.MaxConnections > SqlScenarioDatabase.MaxPoolSize,
+            $"{OffPoolOptions.SectionName}:{nameof(OffPoolOptions.Tds)}:{nameof(OffPoolLimits.MaxConnections)} must be above the SqlClient pool's {SqlScenarioDatabase.MaxPoolSize}, so the app's own pool always fits.");
+        services.AddSingleton(provider =>
+        {
+            var metrics = provider.GetRequiredService<SqlScenarioMetrics>();
+            return new TdsResponder(provider.GetRequiredService<ILogger<TdsResponder>>(), provider.GetRequiredService<IOptions<OffPoolOptions>>().Value.Tds,
+                waitfor => metrics.RecordWaitforLateness(waitfor.Lateness));
+        });
         services.AddSingleton<SqlScenarioDatabase>();
         services.AddSingleton<SqlScenarioMetrics>();
         services.AddScoped<DatabaseUnavailableFilter>();

@@ -208,7 +208,7 @@ public sealed class ThreadPoolHealthApiTests(InProcessApp app, ITestOutputHelper
         using var settings = await browser.GetAsync(new Uri("/api/threadpool/page", UriKind.Relative)).DefaultTimeout();
 
         Assert.Contains("keep-alive", settings.Headers.Connection);
-        Assert.Equal(string.Create(CultureInfo.InvariantCulture, $"timeout={ThreadedHttpServer.IdleTimeout.TotalSeconds:0}"), string.Join(",", settings.Headers.GetValues("Keep-Alive")));
+        Assert.Equal(string.Create(CultureInfo.InvariantCulture, $"timeout={new OffPoolOptions().LivePage.IdleTimeout.TotalSeconds:0}"), string.Join(",", settings.Headers.GetValues("Keep-Alive")));
     }
 
     // What the header promises, kept: a connection left idle for most of the announced timeout still answers. The wait is

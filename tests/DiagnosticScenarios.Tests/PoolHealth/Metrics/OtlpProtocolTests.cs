@@ -43,7 +43,7 @@ public sealed class OtlpProtocolTests(InProcessApp app, ITestOutputHelper output
     [Fact]
     public async Task Exporter_OverHttpProtobuf_SendsWithAClientWhoseReadsCompleteOffThePool()
     {
-        using var receiver = new ThreadedHttpServer("otlp-receiver", 4, exchange =>
+        using var receiver = new ThreadedHttpServer("otlp-receiver", new OffPoolLimits { MaxConnections = 4, MaxStreams = 0 }, exchange =>
         {
             // A fixed interval the physics needs: the read must wait for the answer, as the idle check's does, so the
             // answer comes well after the client started reading (one that came first would complete the read at once,

@@ -280,7 +280,7 @@ public sealed class BlockingLoadTests(BlockingLoadMeasurements measurements, ITe
         var upstream = snapshot.Groups.Where(g => g.AppFrames.Any(f =>
             ((f.Method.StartsWith(nameof(SlowUpstream) + ".", StringComparison.Ordinal) && !f.Method.StartsWith($"{nameof(SlowUpstream)}.{nameof(SlowUpstream.Resource)}", StringComparison.Ordinal))
                 || f.Method.StartsWith(nameof(SlowUpstream) + "+", StringComparison.Ordinal))
-            || f.Method.StartsWith(nameof(ThreadedHttpServer) + "+RequestReader.", StringComparison.Ordinal))).ToList();
+            || f.Method.StartsWith(nameof(HttpRequestReader) + ".", StringComparison.Ordinal))).ToList();
         var waiting = upstream.Sum(g => g.Threads);
         // At the GOOD twin's limit nearly every request in flight is at the upstream. Measured: 125 upstream threads in
         // Thread.Sleep under SlowUpstream.Answer, none of them the pool's (which had 3 threads, all idle); once, 56 in the

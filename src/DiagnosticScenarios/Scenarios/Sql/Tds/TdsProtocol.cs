@@ -3,23 +3,18 @@ using System.Globalization;
 using System.Net.Sockets;
 using System.Text;
 using System.Text.RegularExpressions;
+using DiagnosticScenarios.OffPool;
 
 namespace DiagnosticScenarios.Scenarios.Sql.Tds;
 
 /// <summary>The few MS-TDS constants the responder needs (packet types, tokens, DONE status bits).</summary>
-public static partial class TdsProtocol
+public static class TdsProtocol
 {
     public const int HeaderLength = 8;
     public const int DefaultPacketSize = 4096;
 
     /// <summary>The largest message the responder reassembles: a WAITFOR batch or a login is a few hundred bytes.</summary>
     public const int MaxMessageLength = 64 * 1024;
-
-    /// <summary>
-    /// How long the rest of a message may take once its first byte is in. Between messages a pooled connection may sit idle
-    /// for as long as the driver's pool keeps it; a peer that stops half-way through a message would hold its thread for good.
-    /// </summary>
-    public static readonly TimeSpan PartialMessageTimeout = TimeSpan.FromSeconds(5);
 
     public const byte SqlBatch = 0x01;
     public const byte TabularResult = 0x04;
@@ -46,23 +41,26 @@ public static partial class TdsProtocol
     public const byte PreLoginTerminator = 0xFF;
     public const byte EncryptNotSupported = 0x02;
 
-    /// <summary>Reads one whole message, reassembling it from as many packets as the sender split it into.</summary>
-    /// <returns>The message, or null when the peer closed the connection before a new message began.</returns>
+    /// <summary>
+    /// Waits for the next message within the connection's first-byte or idle deadline, then reads it whole within its
+    /// request deadline, reassembling it from as many packets as the sender split it into.
+    /// </summary>
+    /// <param name="connection">The session's connection.</param>
+    /// <param name="sheddable">Whether the listener may close the connection while it waits, for a new one.</param>
+    /// <returns>The message, or null when the peer closed the connection (or let it idle out) before a new message began.</returns>
     /// <exception cref="InvalidDataException">The message is malformed or longer than <see cref="MaxMessageLength"/>.</exception>
-    public static TdsMessage? ReadMessage(Socket socket)
+    /// <exception cref="TimeoutException">A message begun did not arrive whole in time.</exception>
+    public static TdsMessage? ReadMessage(OffPoolConnection connection, bool sheddable)
     {
-        try
-        {
-            return ReadWholeMessage(socket);
-        }
-        finally
-        {
-            // Idle again between messages: no timeout.
-            socket.ReceiveTimeout = 0;
-        }
+        connection.AwaitRequest(sheddable);
+        return ReadWholeMessage(connection);
     }
 
-    private static TdsMessage? ReadWholeMessage(Socket socket)
+    /// <summary>Reads a message whose first bytes are waiting (one sent while a batch runs), within its request deadline.</summary>
+    public static TdsMessage? ReadMessageBegun(OffPoolConnection connection) =>
+        connection.BeginRequest() ? ReadWholeMessage(connection) : null;
+
+    private static TdsMessage? ReadWholeMessage(OffPoolConnection connection)
     {
         var header = new byte[HeaderLength];
         using var payload = new MemoryStream();
@@ -70,7 +68,7 @@ public static partial class TdsProtocol
         var first = true;
         while (true)
         {
-            if (!ReadExactly(socket, header, allowCleanEnd: first))
+            if (!ReadExactly(connection, header, allowCleanEnd: first))
             {
                 return null;
             }
@@ -98,7 +96,7 @@ public static partial class TdsProtocol
             }
 
             var body = new byte[length - HeaderLength];
-            ReadExactly(socket, body, allowCleanEnd: false);
+            ReadExactly(connection, body, allowCleanEnd: false);
             payload.Write(body);
             if ((header[1] & StatusEndOfMessage) != 0)
             {
@@ -160,7 +158,7 @@ public static partial class TdsProtocol
     /// <summary>Parses <c>WAITFOR DELAY 'hh:mm:ss[.fff]'</c>; null for anything else.</summary>
     public static TimeSpan? ParseWaitforDelay(string text)
     {
-        var match = WaitforDelay().Match(text);
+        var match = WaitforDelayPattern.Match(text);
         if (!match.Success)
         {
             return null;
@@ -178,12 +176,12 @@ public static partial class TdsProtocol
         return new TimeSpan(0, hours, minutes, seconds, int.Parse(fraction, CultureInfo.InvariantCulture));
     }
 
-    private static bool ReadExactly(Socket socket, byte[] buffer, bool allowCleanEnd)
+    private static bool ReadExactly(OffPoolConnection connection, byte[] buffer, bool allowCleanEnd)
     {
         var read = 0;
         while (read < buffer.Length)
         {
-            var n = socket.Receive(buffer, read, buffer.Length - read, SocketFlags.None);
+            var n = connection.Receive(buffer.AsSpan(read));
             if (n == 0)
             {
                 if (read == 0 && allowCleanEnd)
@@ -192,12 +190,6 @@ public static partial class TdsProtocol
                 }
 
                 throw new EndOfStreamException("The TDS peer closed the connection in the middle of a packet.");
-            }
-
-            if (read == 0 && allowCleanEnd)
-            {
-                // A message has begun: the rest of it must come within its timeout (a SocketException TimedOut ends the connection).
-                socket.ReceiveTimeout = (int)PartialMessageTimeout.TotalMilliseconds;
             }
 
             read += n;
@@ -215,9 +207,11 @@ public static partial class TdsProtocol
         }
     }
 
-    // [0-9], not \d: \d takes any Unicode digit ('٠٠:٠٠:٠١'), which int.Parse refuses.
-    [GeneratedRegex(@"^\s*WAITFOR\s+DELAY\s+'(?<h>[0-9]{1,2}):(?<m>[0-9]{1,2}):(?<s>[0-9]{1,2})(?:\.(?<f>[0-9]{1,3}))?'\s*;?\s*$", RegexOptions.IgnoreCase | RegexOptions.CultureInvariant)]
-    private static partial Regex WaitforDelay();
+    // [0-9], not \d: \d takes any Unicode digit ('٠٠:٠٠:٠١'), which int.Parse refuses. NonBacktracking: linear in the
+    // batch's length, where the backtracking engine took time quadratic in the spaces after the statement.
+    private static readonly Regex WaitforDelayPattern = new(
+        @"^\s*WAITFOR\s+DELAY\s+'(?<h>[0-9]{1,2}):(?<m>[0-9]{1,2}):(?<s>[0-9]{1,2})(?:\.(?<f>[0-9]{1,3}))?'\s*;?\s*$",
+        RegexOptions.IgnoreCase | RegexOptions.CultureInvariant | RegexOptions.NonBacktracking);
 }
 
 /// <summary>One reassembled TDS message: its packet type and the concatenated payloads.</summary>

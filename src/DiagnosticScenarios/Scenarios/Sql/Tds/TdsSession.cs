@@ -1,22 +1,24 @@
 using System.Buffers.Binary;
 using System.Diagnostics;
 using System.Globalization;
-using System.Net.Sockets;
 using System.Text;
+using DiagnosticScenarios.OffPool;
 
 namespace DiagnosticScenarios.Scenarios.Sql.Tds;
 
 /// <summary>One client connection, served on its own thread: PRELOGIN, LOGIN7, then SQL batches and attentions.</summary>
-internal sealed class TdsSession(Socket socket, TdsResponder responder)
+/// <remarks>Until it has logged in, a session waiting for its next message may be shed for another: after, it is a pool's.</remarks>
+internal sealed class TdsSession(OffPoolConnection connection, TdsCounters counters)
 {
     private const int ErrorNumber = 50000;
     private const byte ErrorClass = 16;
 
     private int _packetSize = TdsProtocol.DefaultPacketSize;
+    private bool _loggedIn;
 
     public void Run()
     {
-        while (TdsProtocol.ReadMessage(socket) is { } message)
+        while (TdsProtocol.ReadMessage(connection, sheddable: !_loggedIn) is { } message)
         {
             switch (message.Type)
             {
@@ -26,13 +28,14 @@ internal sealed class TdsSession(Socket socket, TdsResponder responder)
                 case TdsProtocol.Login7:
                     _packetSize = ReadRequestedPacketSize(message.Payload);
                     Send(BuildLoginResponse(_packetSize));
+                    _loggedIn = true;
                     break;
                 case TdsProtocol.SqlBatch:
                     RunBatch(message.Payload);
                     break;
                 case TdsProtocol.Attention:
                     // Nothing is running (the batch finished as the attention crossed it): still acknowledge it.
-                    responder.RecordAttention();
+                    counters.RecordAttention();
                     Send(Done(TdsProtocol.DoneAttention));
                     break;
                 default:
@@ -54,14 +57,14 @@ internal sealed class TdsSession(Socket socket, TdsResponder responder)
 
         var due = received + (long)(delay.TotalSeconds * Stopwatch.Frequency);
         TdsMessage? interrupted;
-        responder.WaitforStarted();
+        counters.WaitforStarted();
         try
         {
             interrupted = WaitUntil(due);
         }
         finally
         {
-            responder.WaitforEnded();
+            counters.WaitforEnded();
         }
 
         if (interrupted is { } interruption)
@@ -72,13 +75,13 @@ internal sealed class TdsSession(Socket socket, TdsResponder responder)
                 throw new InvalidDataException($"A TDS message of type 0x{interruption.Type:X2} arrived while a batch was running.");
             }
 
-            responder.RecordAttention();
+            counters.RecordAttention();
             Send(Done(TdsProtocol.DoneAttention));
             return;
         }
 
         // Recorded as the DONE goes out, before the client can read it and look at the timings.
-        responder.Record(new WaitforTiming(delay, due, Stopwatch.GetTimestamp()));
+        counters.Record(new WaitforTiming(delay, due, Stopwatch.GetTimestamp()));
         Send(Done(TdsProtocol.DoneFinal));
     }
 
@@ -96,14 +99,14 @@ internal sealed class TdsSession(Socket socket, TdsResponder responder)
 
             // poll(2) on this dedicated thread: the kernel wakes it at the deadline or when bytes arrive.
             var micros = (int)Math.Min(int.MaxValue, Math.Ceiling(remaining.TotalMicroseconds));
-            if (socket.Poll(micros, SelectMode.SelectRead))
+            if (connection.Socket.Poll(micros, System.Net.Sockets.SelectMode.SelectRead))
             {
-                return TdsProtocol.ReadMessage(socket) ?? throw new EndOfStreamException("The client closed the connection during a WAITFOR.");
+                return TdsProtocol.ReadMessageBegun(connection) ?? throw new EndOfStreamException("The client closed the connection during a WAITFOR.");
             }
         }
     }
 
-    private void Send(byte[] tokens) => TdsProtocol.WriteMessage(socket, TdsProtocol.TabularResult, tokens, _packetSize);
+    private void Send(byte[] tokens) => TdsProtocol.WriteMessage(connection.Socket, TdsProtocol.TabularResult, tokens, _packetSize);
 
     private static int ReadRequestedPacketSize(byte[] login)
     {

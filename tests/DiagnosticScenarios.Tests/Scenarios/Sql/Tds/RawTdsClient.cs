@@ -68,6 +68,9 @@ internal sealed class RawTdsClient : IDisposable
         Receive();
     }
 
+    /// <summary>The connection, for a test that watches whether the responder closed it.</summary>
+    public Socket Socket => _socket;
+
     public void Dispose() => _socket.Dispose();
 
     /// <summary>VERSION and ENCRYPTION (ENCRYPT_OFF, as SqlClient sends for Encrypt=False), then the terminator.</summary>

@@ -40,7 +40,7 @@ public sealed class TdsResponderProtocolTests : IDisposable
     {
         using var other = new RawTdsClient(_responder.Port);
         other.Login();
-        using var stalled = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp) { ReceiveTimeout = (int)(TdsProtocol.PartialMessageTimeout + TimeSpan.FromSeconds(5)).TotalMilliseconds };
+        using var stalled = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp) { ReceiveTimeout = (int)(_responder.Limits.RequestTimeout + TimeSpan.FromSeconds(5)).TotalMilliseconds };
         stalled.Connect(new IPEndPoint(IPAddress.Loopback, _responder.Port));
         var started = Stopwatch.StartNew();
 
@@ -51,7 +51,7 @@ public sealed class TdsResponderProtocolTests : IDisposable
         var response = other.Receive();
 
         Assert.True(closed, $"The responder kept a connection open {after.TotalSeconds:0} s after half a packet header.");
-        Assert.True(after >= TdsProtocol.PartialMessageTimeout - TimeSpan.FromMilliseconds(100), $"closed after {after.TotalSeconds:0.0} s, before the timeout");
+        Assert.True(after >= _responder.Limits.RequestTimeout - TimeSpan.FromMilliseconds(100), $"closed after {after.TotalSeconds:0.0} s, before the timeout");
         Assert.Equal(0x0000, RawTdsClient.FinalDoneStatus(response));
     }
 
