@@ -32,6 +32,9 @@ public sealed record DiagnosisOptions
     /// <summary>How long the session may take to hand over its events after it is stopped (the rundown of every method).</summary>
     public TimeSpan DrainTimeout { get; init; } = TimeSpan.FromSeconds(30);
 
+    /// <summary>The starvation rule that judges the seconds of the runtime's counters.</summary>
+    public StarvationRule Rule { get; init; } = StarvationRule.Default;
+
     /// <summary>The EventPipe buffer in the target, in MB: room for a few seconds of samples of a few hundred threads.</summary>
     public int BufferMegabytes { get; init; } = 64;
 }

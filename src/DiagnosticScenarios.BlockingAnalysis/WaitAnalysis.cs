@@ -24,6 +24,18 @@ public sealed record WaitAnalysis(int ProcessId, double DurationMs, int Waits, i
     /// <summary>ASP.NET Core requests started while the trace recorded (0 for a trace without hosting events, e.g. dotnet-trace's).</summary>
     public int RequestsStarted { get; init; }
 
+    /// <summary>
+    /// The pool's seconds as the runtime's <c>System.Runtime</c> meter published them while the trace recorded, oldest
+    /// first; empty for a trace recorded without them (<see cref="WaitAnalyzer.Record(int, Action, string, DiagnosisOptions?, bool)"/>).
+    /// </summary>
+    public IReadOnlyList<PoolSecond> Seconds { get; init; } = [];
+
+    /// <summary>
+    /// How many of <see cref="Seconds"/> had been read when <see cref="StarvationRule"/> first declared starvation over
+    /// them, as the app's detector and <c>watch</c> would have; null when it never did.
+    /// </summary>
+    public int? StarvedAtSecond { get; init; }
+
     /// <summary>Events the runtime dropped from the session (<see cref="SessionLoss"/>); 0 for a complete trace.</summary>
     public int EventsLost { get; init; }
 

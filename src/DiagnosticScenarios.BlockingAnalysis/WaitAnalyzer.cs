@@ -13,10 +13,11 @@ namespace DiagnosticScenarios.BlockingAnalysis;
 public static class WaitAnalyzer
 {
     // What dotnet-trace's --clrevents waithandle asks for, plus JIT and loader events so that methods compiled during
-    // the session get names too (rundown names only those still loaded at the end), and the thread pool's own events,
-    // whose adjustments say why it added threads.
+    // the session get names and IL maps too (rundown maps only the code still in use at the end: a wait begun in code
+    // tiered up since would have no line), and the thread pool's own events, whose adjustments say why it added threads.
     private const ClrTraceEventParser.Keywords Keywords =
-        ClrTraceEventParser.Keywords.WaitHandle | ClrTraceEventParser.Keywords.Jit | ClrTraceEventParser.Keywords.Loader | ClrTraceEventParser.Keywords.Threading;
+        ClrTraceEventParser.Keywords.WaitHandle | ClrTraceEventParser.Keywords.Jit | ClrTraceEventParser.Keywords.JittedMethodILToNativeMap
+        | ClrTraceEventParser.Keywords.Loader | ClrTraceEventParser.Keywords.Threading;
 
     /// <summary>Records the waits of <paramref name="processId"/> for <paramref name="duration"/> and analyses them. Synchronous; needs no pool thread.</summary>
     /// <exception cref="DiagnosisException">The process is not there, not .NET, or its diagnostic port did not answer.</exception>
@@ -48,14 +49,19 @@ public static class WaitAnalyzer
     /// <see cref="Record(int, TimeSpan, string, DiagnosisOptions?)"/> for as long as <paramref name="whileOn"/> runs on the
     /// calling thread, which it calls once the session is open: a caller that starts a load from it traces all of the load.
     /// </summary>
-    public static void Record(int processId, Action whileOn, string nettracePath, DiagnosisOptions? options = null) =>
-        Record(processId, _ => whileOn(), nettracePath, options);
+    /// <param name="counters">
+    /// Also the runtime's <c>System.Runtime</c> meter once a second, whose seconds the starvation rule then reads
+    /// (<see cref="WaitAnalysis.StarvedAtSecond"/>). The runtime serves one metrics session at a time: not while another
+    /// tool reads them.
+    /// </param>
+    public static void Record(int processId, Action whileOn, string nettracePath, DiagnosisOptions? options = null, bool counters = false) =>
+        Record(processId, _ => whileOn(), nettracePath, options, counters);
 
-    private static void Record(int processId, Action<WaitHandle> whileOn, string nettracePath, DiagnosisOptions? options)
+    private static void Record(int processId, Action<WaitHandle> whileOn, string nettracePath, DiagnosisOptions? options, bool counters = false)
     {
         options ??= DiagnosisOptions.Default;
-        EventPipeRecorder.Record(processId,
-            [new EventPipeProvider(ClrTraceEventParser.ProviderName, EventLevel.Verbose, (long)Keywords), .. RequestEvents.Providers],
+        EventPipeProvider[] providers = [new(ClrTraceEventParser.ProviderName, EventLevel.Verbose, (long)Keywords), .. RequestEvents.Providers];
+        EventPipeRecorder.Record(processId, counters ? [.. providers, RuntimeCounters.Provider(Guid.NewGuid().ToString())] : providers,
             whileOn, nettracePath, options, rundown: true);
     }
 
@@ -72,8 +78,10 @@ public static class WaitAnalyzer
         var starts = 0;
         var adjustments = new Dictionary<string, int>(StringComparer.Ordinal);
 
+        var counters = new RuntimeCounters(sessionId: null);
         var source = log.TraceLog.Events.GetSource();
         source.Dynamic.All += requests.Add;
+        source.Dynamic.All += counters.OnEvent;
         source.Clr.ThreadPoolWorkerThreadAdjustmentAdjustment += data =>
         {
             var reason = data.Reason.ToString();
@@ -151,7 +159,29 @@ public static class WaitAnalyzer
             .ThenByDescending(s => s.Count)
             .ToList();
 
-        return new WaitAnalysis(0, Math.Round(endMs, 1), starts, poolWaits.Count, sites) { Modules = resolver.Modules, RequestsStarted = requests.Count, PoolAdjustments = adjustments, EventsLost = log.TraceLog.EventsLost };
+        return new WaitAnalysis(0, Math.Round(endMs, 1), starts, poolWaits.Count, sites)
+        {
+            Modules = resolver.Modules,
+            RequestsStarted = requests.Count,
+            PoolAdjustments = adjustments,
+            EventsLost = log.TraceLog.EventsLost,
+            Seconds = counters.Seconds,
+            StarvedAtSecond = FirstStarved(counters.Seconds, options.Rule),
+        };
+    }
+
+    // How many seconds had been read when the rule first declared starvation over them; null when it never did.
+    private static int? FirstStarved(IReadOnlyList<PoolSecond> seconds, StarvationRule rule)
+    {
+        for (var read = rule.WindowSeconds; read <= seconds.Count; read++)
+        {
+            if (rule.Evaluate([.. seconds.Take(read)]).Starved)
+            {
+                return read;
+            }
+        }
+
+        return null;
     }
 
     // A call site is the app's lines and the kind of blocking call made there: the frame names of one call change as the

@@ -28,7 +28,7 @@ public sealed class LoadDiagnosis : IDisposable
         {
             _recording.TrySetResult();
             _loadOver.Wait();
-        }, WaitTrace), CancellationToken.None, TaskCreationOptions.LongRunning, TaskScheduler.Default);
+        }, WaitTrace, counters: true), CancellationToken.None, TaskCreationOptions.LongRunning, TaskScheduler.Default);
     }
 
     private string WaitTrace => Path.Combine(_folder.FullName, "waits.nettrace");

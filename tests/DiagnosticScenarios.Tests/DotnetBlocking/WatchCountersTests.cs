@@ -11,7 +11,7 @@ public sealed class WatchCountersTests
     [Fact]
     public void NotPublished_NamesEachInstrumentTheRuleReadsThatNeverCame_AndTheRuntimeThatHasThem()
     {
-        var reason = StarvationWatch.NotPublished(["dotnet.thread_pool.thread.count", "dotnet.gc.collections"], collections: 5);
+        var reason = RuntimeCounters.NotPublished(["dotnet.thread_pool.thread.count", "dotnet.gc.collections"], collections: 5);
 
         Assert.StartsWith("5 collections a second apart brought no dotnet.thread_pool.queue.length, dotnet.thread_pool.work_item.count, dotnet.process.cpu.time, dotnet.process.cpu.count from its System.Runtime meter", reason, StringComparison.Ordinal);
         Assert.Contains(".NET 9", reason, StringComparison.Ordinal);
@@ -24,8 +24,8 @@ public sealed class WatchCountersTests
     {
         var start = new DateTime(2026, 12, 7, 0, 7, 34, DateTimeKind.Utc);
 
-        Assert.Equal(2.5, StarvationWatch.IntervalSeconds(start, start.AddSeconds(2.5)));
-        Assert.Equal(2.5, StarvationWatch.IntervalSeconds(start.ToString("O"), start.AddSeconds(2.5).ToString("O")));
-        Assert.Equal(1, StarvationWatch.IntervalSeconds(null, null));
+        Assert.Equal(2.5, RuntimeCounters.IntervalSeconds(start, start.AddSeconds(2.5)));
+        Assert.Equal(2.5, RuntimeCounters.IntervalSeconds(start.ToString("O"), start.AddSeconds(2.5).ToString("O")));
+        Assert.Equal(1, RuntimeCounters.IntervalSeconds(null, null));
     }
 }
