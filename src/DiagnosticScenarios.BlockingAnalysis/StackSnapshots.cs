@@ -258,26 +258,32 @@ internal sealed class RequestListener(string? when = null)
 {
     private static readonly TimeSpan Poll = TimeSpan.FromMilliseconds(20);
 
+    // No request event for this long: the process serves no request now (its threads are held, not cycling), and none
+    // that would name a thread is coming soon; a starved server under load raises several a second.
+    private static readonly TimeSpan Quiet = TimeSpan.FromMilliseconds(400);
+
     private readonly RequestEvents.Tally _tally = new();
     private readonly Lock _lock = new();
     private readonly Stopwatch _listening = Stopwatch.StartNew();
+    private TimeSpan _lastEvent;
 
     public void OnEvent(Microsoft.Diagnostics.Tracing.TraceEvent data)
     {
         lock (_lock)
         {
             _tally.Add(data);
+            _lastEvent = _listening.Elapsed;
         }
     }
 
     /// <summary>
     /// The labels at <paramref name="instant"/>, once each group has a thread whose endpoint the events name, the patience
-    /// has run out, or the session has ended.
+    /// has run out, the events have gone quiet, or the session has ended.
     /// </summary>
     public RequestLabels LabelsOnceNamed(IReadOnlyList<IReadOnlyList<int>> groups, DateTime instant, TimeSpan patience, WaitHandle ended)
     {
         var waiting = Stopwatch.StartNew();
-        while (!Named(groups, instant) && waiting.Elapsed < patience && !ended.WaitOne(Poll))
+        while (!Named(groups, instant) && waiting.Elapsed < patience && !IsQuiet() && !ended.WaitOne(Poll))
         {
         }
 
@@ -285,6 +291,14 @@ internal sealed class RequestListener(string? when = null)
         {
             var period = when ?? $"over {_listening.Elapsed.TotalSeconds.ToString("0.0", CultureInfo.InvariantCulture)} s";
             return _tally.Labels(period, $"no request started on these threads {period}", instant);
+        }
+    }
+
+    private bool IsQuiet()
+    {
+        lock (_lock)
+        {
+            return _listening.Elapsed - _lastEvent >= Quiet;
         }
     }
 

@@ -26,7 +26,7 @@ public sealed record WaitAnalysis(int ProcessId, double DurationMs, int Waits, i
 
     /// <summary>
     /// The pool's seconds as the runtime's <c>System.Runtime</c> meter published them while the trace recorded, oldest
-    /// first; empty for a trace recorded without them (<see cref="WaitAnalyzer.Record(int, Action, string, DiagnosisOptions?, bool)"/>).
+    /// first; empty for a trace recorded without them (<see cref="WaitAnalyzer.Record(int, TimeSpan, string, DiagnosisOptions?, bool)"/>).
     /// </summary>
     public IReadOnlyList<PoolSecond> Seconds { get; init; } = [];
 

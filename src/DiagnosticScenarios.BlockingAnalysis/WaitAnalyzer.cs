@@ -42,8 +42,8 @@ public static class WaitAnalyzer
     /// app's frames away. A caller that must disturb the target as little as possible analyses it later.
     /// </summary>
     /// <exception cref="DiagnosisException">The process is not there, not .NET, or its diagnostic port did not answer.</exception>
-    public static void Record(int processId, TimeSpan duration, string nettracePath, DiagnosisOptions? options = null) =>
-        Record(processId, ended => ended.WaitOne(duration), nettracePath, options);
+    public static void Record(int processId, TimeSpan duration, string nettracePath, DiagnosisOptions? options = null, bool counters = false) =>
+        Record(processId, ended => ended.WaitOne(duration), nettracePath, options, counters);
 
     /// <summary>
     /// <see cref="Record(int, TimeSpan, string, DiagnosisOptions?)"/> for as long as <paramref name="whileOn"/> runs on the

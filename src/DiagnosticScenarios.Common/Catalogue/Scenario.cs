@@ -61,7 +61,16 @@ public sealed record Scenario(
 /// A stack snapshot half-way through the load names the scenario's code or route at its top blocking site. Null where
 /// snapshots differ: blocking that comes and goes (<c>intermittent</c>) has a thread parked at some moments only.
 /// </param>
-public sealed record RuntimeView(bool? PoolCompensates, bool RaisesWaitHandleWait, bool? SnapshotNamesIt);
+/// <param name="RuleDeclaresIt">
+/// The starvation rule (the app's detector, <c>watch</c>, the alert) declares starvation over the runtime's counters of
+/// the load. Blocking that comes and goes (<c>intermittent</c>) does not starve the pool, and the rule says so.
+/// </param>
+/// <param name="NamedToTheLine">
+/// That snapshot's top site names the scenario's action and the line of its blocking call, in the Release build under
+/// test, where ASP.NET Core's invoker, compiled optimized from its first request, inlines a small action; null where
+/// snapshots differ.
+/// </param>
+public sealed record RuntimeView(bool? PoolCompensates, bool RaisesWaitHandleWait, bool? SnapshotNamesIt, bool RuleDeclaresIt, bool? NamedToTheLine);
 
 /// <summary>How the load runner loads a scenario whose requests carry a body: what <c>run --method --body-bytes --upload-over</c> takes.</summary>
 /// <param name="Method">The HTTP method, e.g. POST.</param>

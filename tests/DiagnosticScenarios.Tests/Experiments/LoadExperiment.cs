@@ -15,10 +15,12 @@ internal static class LoadExperiment
     public const int DelayMs = 500;
 
     /// <summary>
-    /// Four waves of the async pattern at its limit, while the cold pool of a blocking one has barely grown: the mock
-    /// queries need no connection, so the async pattern is at its limit from the first wave.
+    /// Eight waves of the async pattern at its limit, while the cold pool of a blocking one grows slowly: the mock queries
+    /// need no connection, so the async pattern is at its limit from the first wave. Long enough for the starvation rule's
+    /// window of counters (<see cref="DiagnosticScenarios.BlockingAnalysis.StarvationRule.WindowSeconds"/>) to be read under
+    /// the load, after the first collection, which has no rates.
     /// </summary>
-    public static readonly TimeSpan Duration = TimeSpan.FromSeconds(2);
+    public static readonly TimeSpan Duration = TimeSpan.FromSeconds(4);
 
     /// <summary>
     /// How much longer than the sending a load experiment's request timeout is, so that a request unanswered when sending
@@ -39,7 +41,7 @@ internal static class LoadExperiment
     /// Once sending stops, the requests in flight get a delay and a half to answer, which the async pattern's last wave
     /// needs, and are then cut off, unfinished: a blocking pattern's time out within it (<see cref="RequestTimeout"/> falls
     /// <see cref="TimeoutAfterSending"/> after sending stops), and the verdict is certain by then. Every measurement ends
-    /// within 2 + 0.75 s.
+    /// within the load and 0.75 s more.
     /// </summary>
     public static readonly TimeSpan Drain = TimeSpan.FromMilliseconds(1.5 * DelayMs);
 

@@ -20,10 +20,11 @@ public sealed class BlockingLoadMeasurements : MeasurementCache
     public const int Connections = LoadExperiment.Connections;
 
     /// <summary>
-    /// Seven waves of the 200 ms pairs and about 90 turns of the lock: the GOOD twins reach their limit in the first wave
-    /// (their waits need no thread), while the cold pool of a BAD one has barely grown.
+    /// The mock family's load (<see cref="LoadExperiment.Duration"/>): twenty waves of the 200 ms pairs and about 250 turns
+    /// of the lock; the GOOD twins reach their limit in the first wave (their waits need no thread), while the cold pool of
+    /// a BAD one grows slowly, and the starvation rule reads its window of counters under the load.
     /// </summary>
-    public static readonly TimeSpan Duration = TimeSpan.FromSeconds(1.5);
+    public static readonly TimeSpan Duration = LoadExperiment.Duration;
 
     /// <summary>
     /// A request unanswered after this long counts as a timeout, at least: ten delays of the 200 ms pairs, four times the
@@ -334,6 +335,11 @@ public sealed class BlockingLoadTests(BlockingLoadMeasurements measurements, ITe
         // lock-async (SemaphoreSlim.WaitAsyncCore's own lock, 0.6 ms) and difactory-async (Monitor.Enter, 0.1 ms).
         Assert.DoesNotContain(waits.Sites, s => (s.AppFrames.Any(f => BlockedStacks.IsFrameOf(f.Method, scenario.Action)) || BlockedStacks.Names(s, scenario)) && !s.InAwaitedCall && s.MaxWaitMs >= delayMs);
     }
+
+    [Theory]
+    [MemberData(nameof(CatalogueData.BlockingGoodTwins), MemberType = typeof(CatalogueData))]
+    public async Task GoodTwin_UnderLoad_TheStarvationRuleNeverDeclaresStarvation(string good) =>
+        RuntimeViews.AssertTheRuleNeverDeclaresStarvation(await measurements.WaitsAsync(good), output, good);
 
     private static Scenario Blocking(string name) => CatalogueData.Find(ScenarioCatalogue.Blocking, name);
 

@@ -58,7 +58,7 @@ public sealed class IntermittentBlockingTests(ITestOutputHelper output)
             await firstWave.Task.TimeoutAfter(FirstWavePatience);
 
             var waitsTrace = Path.Combine(folder.FullName, "waits.nettrace");
-            var waitRecording = Task.Factory.StartNew(() => WaitAnalyzer.Record(server.ProcessId, Trace, waitsTrace), CancellationToken.None, TaskCreationOptions.LongRunning, TaskScheduler.Default);
+            var waitRecording = Task.Factory.StartNew(() => WaitAnalyzer.Record(server.ProcessId, Trace, waitsTrace, counters: true), CancellationToken.None, TaskCreationOptions.LongRunning, TaskScheduler.Default);
             var snapshotTraces = new List<string>();
             for (var i = 0; i < Snapshots; i++)
             {
@@ -98,7 +98,9 @@ public sealed class IntermittentBlockingTests(ITestOutputHelper output)
             var measured = new RuntimeView(
                 waits.PoolAdjustments.GetValueOrDefault("CooperativeBlocking") > 0,
                 waits.Sites.Any(site => BlockedStacks.Names(site, scenario)),
-                caught > 0);
+                caught > 0,
+                waits.StarvedAtSecond is not null,
+                snapshots.Any(s => s.TopBlockedPoolSite() is { } site && BlockedStacks.NamesLine(site.AppFrames, scenario.Action)));
             output.WriteLine($"measured {measured}");
             Assert.Equal(scenario.Runtime, RuntimeViews.Held(measured, scenario.Runtime!));
         }

@@ -38,6 +38,10 @@ public sealed class StarvationLoadTests(MockLoadMeasurements measurements, ITest
         Assert.True(load.Failures == 0, $"failures. {figures}");
     }
 
+    [Fact]
+    public async Task TaskAsyncWait_UnderLoad_TheStarvationRuleNeverDeclaresStarvation() =>
+        RuntimeViews.AssertTheRuleNeverDeclaresStarvation(await measurements.WaitsAsync("taskasyncwait"), output, "taskasyncwait");
+
     [Theory]
     [MemberData(nameof(CatalogueData.MockBadShapes), MemberType = typeof(CatalogueData))]
     public async Task BadScenario_IsClearlyDegraded_AgainstTaskAsyncWaitUnderTheSameLoad(string scenario)

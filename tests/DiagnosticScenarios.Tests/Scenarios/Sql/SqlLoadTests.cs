@@ -19,23 +19,14 @@ public abstract class SqlLoadMeasurements : MeasurementCache
     public const int DelayMs = 1000;
 
     /// <summary>
-    /// Two waves of 120 queries: the async shape at its limit from the first, each BAD shape's cold pool barely started.
-    /// Each server seeds its connection pool with the load's 120 connections before it takes
-    /// requests (<c>Database:WarmUpConnections</c>), the same for every shape: a cold connection pool makes the first
-    /// waves late for reasons that are the database's, not the threads' (PostgreSQL starts a backend per connection, one
-    /// after the other: 23 ms each on a 2-core VM, so 120 took the async shape's first two seconds and held it at 66–71 %
-    /// of the limit in a 5 s run; SqlClient's OpenAsync logs in with blocking I/O, dotnet/SqlClient#979).
+    /// The mock family's load: the async shape at its limit from the first wave, each BAD shape's cold pool slow to grow.
+    /// Each server seeds its connection pool with the load's connections before it takes requests
+    /// (<c>Database:WarmUpConnections</c>), so the first waves wait for threads, not for the database's connections.
     /// </summary>
-    /// <remarks>
-    /// Under the wait shape the cold pool's first threads must reach Task.Wait before the pool compensates: with the
-    /// warm-up at a 1 ms delay none got there in a 4 s run; the warm-up is a whole query now (compare's), and the pool
-    /// seeded, and in runs of 3 s and of 2 s they do (the runtime view's cells below, on both providers; at 2 s the wait
-    /// shape's pool added threads for cooperative blocking 15 times on the embedded responder and 144 times on PostgreSQL).
-    /// </remarks>
-    public static readonly TimeSpan Duration = TimeSpan.FromSeconds(2);
+    public static readonly TimeSpan Duration = LoadExperiment.Duration;
 
-    /// <summary>A request unanswered after this long counts as a timeout: above the latest cold first answer seen (1.84 s).</summary>
-    public static readonly TimeSpan RequestTimeout = TimeSpan.FromSeconds(3);
+    /// <summary>A request unanswered after this long counts as a timeout: past the sending, as the mock family's.</summary>
+    public static readonly TimeSpan RequestTimeout = Duration + LoadExperiment.TimeoutAfterSending;
 
     /// <summary>
     /// Once sending stops, the requests in flight get a delay, which the async shape's last wave needs (it was sent a
@@ -176,6 +167,9 @@ public abstract class SqlLoadAssertions(SqlLoadMeasurements measurements, ITestO
         RuntimeViews.AssertIsTheCatalogues(diagnosis, shape, output, $"{measurements.Provider} {scenario}");
     }
 
+    protected async Task AssertTheRuleNeverDeclaresStarvationUnderAsyncAsync() =>
+        RuntimeViews.AssertTheRuleNeverDeclaresStarvation(await measurements.WaitsAsync("async"), output, $"{measurements.Provider} async");
+
     protected async Task AssertAsyncSnapshotHasNoPoolThreadParkedInTheAppAsync()
     {
         var snapshot = await measurements.SnapshotAsync("async");
@@ -199,6 +193,9 @@ public sealed class EmbeddedSqlLoadTests(EmbeddedSqlLoadMeasurements measurement
 
     [Fact]
     public Task AsyncShape_SnapshotUnderLoad_HasNoPoolThreadParkedInTheApp_OnTheEmbeddedResponder() => AssertAsyncSnapshotHasNoPoolThreadParkedInTheAppAsync();
+
+    [Fact]
+    public Task AsyncShape_UnderLoad_TheStarvationRuleNeverDeclaresStarvation_OnTheEmbeddedResponder() => AssertTheRuleNeverDeclaresStarvationUnderAsyncAsync();
 
     [Theory]
     [MemberData(nameof(CatalogueData.SqlBadShapes), MemberType = typeof(CatalogueData))]
@@ -224,6 +221,9 @@ public sealed class PostgreSqlLoadTests(PostgreSqlLoadMeasurements measurements,
 
     [PostgreSqlFact]
     public Task AsyncShape_SnapshotUnderLoad_HasNoPoolThreadParkedInTheApp_OnPostgreSql() => AssertAsyncSnapshotHasNoPoolThreadParkedInTheAppAsync();
+
+    [PostgreSqlFact]
+    public Task AsyncShape_UnderLoad_TheStarvationRuleNeverDeclaresStarvation_OnPostgreSql() => AssertTheRuleNeverDeclaresStarvationUnderAsyncAsync();
 
     [PostgreSqlTheory]
     [MemberData(nameof(CatalogueData.SqlBadShapes), MemberType = typeof(CatalogueData))]
