@@ -24,6 +24,9 @@ public enum DiagnosisFailure
     /// <summary>The process exited while a session was reading it.</summary>
     ProcessExited,
 
+    /// <summary>No runtime connected, within the time allowed, to the diagnostic port this tool listened on.</summary>
+    NoRuntimeConnected,
+
     /// <summary>The report's file (<c>--output</c>) could not be created: a folder this user cannot write, a full disk.</summary>
     ReportNotWritten,
 }

@@ -26,8 +26,8 @@ internal static class EventPipeRecorder
     /// before the stop, which only the process's end does: a caller that waits may wait on it too.
     /// </summary>
     /// <exception cref="DiagnosisException">The process is not there, not .NET, its diagnostic port did not answer, or it exited during the session.</exception>
-    public static void Record(int processId, IReadOnlyList<EventPipeProvider> providers, Action<WaitHandle> whileOn, string path, DiagnosisOptions options, bool rundown) =>
-        Run(processId, providers, whileOn, options, rundown, stream => CopyToFile(stream, path));
+    public static void Record(DiagnosticTarget target, IReadOnlyList<EventPipeProvider> providers, Action<WaitHandle> whileOn, string path, DiagnosisOptions options, bool rundown) =>
+        Run(target, providers, whileOn, options, rundown, stream => CopyToFile(stream, path));
 
     /// <summary>
     /// Copies the session's stream to <paramref name="path"/>. A file that cannot be written does not stop the reading:
@@ -100,29 +100,32 @@ internal static class EventPipeRecorder
     /// listener of counters and events needs no method names.
     /// </summary>
     /// <exception cref="DiagnosisException">As <see cref="Record"/>.</exception>
-    public static void Listen(int processId, IReadOnlyList<EventPipeProvider> providers, Action<TraceEvent> onEvent, Action<WaitHandle> whileOn, DiagnosisOptions options) =>
-        Run(processId, providers, whileOn, options, rundown: false, stream =>
+    public static void Listen(DiagnosticTarget target, IReadOnlyList<EventPipeProvider> providers, Action<TraceEvent> onEvent, Action<WaitHandle> whileOn, DiagnosisOptions options) =>
+        Run(target, providers, whileOn, options, rundown: false, stream =>
         {
             using var source = new EventPipeEventSource(stream);
-            source.Dynamic.All += onEvent;
+            source.Dynamic.All += data =>
+            {
+                target.Learn(data.ProcessID);
+                onEvent(data);
+            };
             source.Process();
         });
 
     // Opens the session, lets `read` consume its stream on a dedicated thread while `whileOn` runs, stops it, and waits for the reader.
-    private static void Run(int processId, IReadOnlyList<EventPipeProvider> providers, Action<WaitHandle> whileOn, DiagnosisOptions options, bool rundown, Action<Stream> read)
+    private static void Run(DiagnosticTarget target, IReadOnlyList<EventPipeProvider> providers, Action<WaitHandle> whileOn, DiagnosisOptions options, bool rundown, Action<Stream> read)
     {
-        TargetProcess.EnsureDiagnosable(processId);
-        var client = new DiagnosticsClient(processId);
+        var client = target.Client();
         EventPipeSession session;
         try
         {
-            session = Within(processId, "the start of a session", options.AnswerTimeout,
+            session = Within(target, "the start of a session", options.AnswerTimeout,
                 () => client.StartEventPipeSession(providers, requestRundown: rundown, circularBufferMB: options.BufferMegabytes),
                 whenLate: late => late.Dispose());
         }
         catch (Exception e) when (e is ServerNotAvailableException or ServerErrorException or UnsupportedCommandException or IOException or TimeoutException)
         {
-            throw TargetProcess.Unreachable(processId, e);
+            throw target.Unreachable(e);
         }
 
         var on = Stopwatch.StartNew();
@@ -159,10 +162,10 @@ internal static class EventPipeRecorder
 
             // A runtime ends a session's stream before it is asked to stop as its process ends; where the process still runs
             // (a port that is not a runtime's), the stop below says what went wrong.
-            if (streamEnded.Task.IsCompleted && TargetProcess.EndsWithin(processId, ExitGrace))
+            if (streamEnded.Task.IsCompleted && target.EndsWithin(ExitGrace))
             {
                 throw new DiagnosisException(DiagnosisFailure.ProcessExited,
-                    $"Process {processId} exited {on.Elapsed.TotalSeconds:0.0} s into the session, which ended with it: nothing more to read from it; start it again and diagnose the new process.",
+                    $"{Capitalized(target.Name)} exited {on.Elapsed.TotalSeconds:0.0} s into the session, which ended with it: nothing more to read from it; start it again and diagnose the new process.",
                     readError);
             }
 
@@ -171,7 +174,7 @@ internal static class EventPipeRecorder
             var drained = Stopwatch.StartNew();
             try
             {
-                Within(processId, "the stop of its session", options.DrainTimeout, () =>
+                Within(target, "the stop of its session", options.DrainTimeout, () =>
                 {
                     session.Stop();
                     return true;
@@ -179,14 +182,14 @@ internal static class EventPipeRecorder
             }
             catch (Exception e) when (e is ServerNotAvailableException or ServerErrorException or IOException or TimeoutException)
             {
-                throw TargetProcess.Unreachable(processId, e);
+                throw target.Unreachable(e);
             }
 
             var left = options.DrainTimeout - drained.Elapsed;
             if (!reader.Join(left > TimeSpan.Zero ? left : TimeSpan.Zero))
             {
                 throw new DiagnosisException(DiagnosisFailure.PortUnreachable,
-                    $"Process {processId} did not finish its trace within {options.DrainTimeout.TotalSeconds:0} s of the stop ({drained.Elapsed.TotalSeconds:0.0} s): retry, or raise the drain timeout for a very large app.");
+                    $"{Capitalized(target.Name)} did not finish its trace within {options.DrainTimeout.TotalSeconds:0} s of the stop ({drained.Elapsed.TotalSeconds:0.0} s): retry, or raise the drain timeout for a very large app.");
             }
 
             if (readError is DiagnosisException named)
@@ -196,7 +199,7 @@ internal static class EventPipeRecorder
 
             if (readError is not null)
             {
-                throw TargetProcess.Unreachable(processId, readError);
+                throw target.Unreachable(readError);
             }
         }
     }
@@ -209,7 +212,7 @@ internal static class EventPipeRecorder
     /// caller gets a <see cref="DiagnosisException"/>. The caller, when it leaves, disposes the session, closing the stream
     /// the runtime writes: a runtime blocked on that stream then ends the session itself.
     /// </summary>
-    private static T Within<T>(int processId, string what, TimeSpan patience, Func<T> call, Action<T>? whenLate = null)
+    private static T Within<T>(DiagnosticTarget target, string what, TimeSpan patience, Func<T> call, Action<T>? whenLate = null)
     {
         var answer = OnDedicatedThread(call, "Diagnostic port call");
         if (!((IAsyncResult)answer).AsyncWaitHandle.WaitOne(patience))
@@ -220,13 +223,15 @@ internal static class EventPipeRecorder
             }
 
             throw new DiagnosisException(DiagnosisFailure.PortUnreachable,
-                $"The diagnostic port of process {processId} did not answer {what} within {patience.TotalSeconds:0.#} s: its runtime is busy with another diagnostic session or stuck; retry, and if it never answers, restart the process.");
+                $"The diagnostic port of {target.Name} did not answer {what} within {patience.TotalSeconds:0.#} s: its runtime is busy with another diagnostic session or stuck; retry, and if it never answers, restart the process.");
         }
 
 #pragma warning disable VSTHRD002 // deliberate: the call has ended (the wait above), so this only hands over its result or its exception
         return answer.GetAwaiter().GetResult();
 #pragma warning restore VSTHRD002
     }
+
+    private static string Capitalized(string name) => char.ToUpperInvariant(name[0]) + name[1..];
 
     /// <summary>Runs <paramref name="work"/> on a thread of its own and completes with its result: never a pool thread, so a starved pool cannot delay it.</summary>
     public static Task<T> OnDedicatedThread<T>(Func<T> work, string name)

@@ -4,7 +4,7 @@ namespace DiagnosticScenarios.BlockingAnalysis;
 /// Every managed thread of a process at one moment, grouped by identical stack, most threads first
 /// (what Visual Studio's Parallel Stacks shows), each group with the call it is parked in and the app's code that made it.
 /// </summary>
-/// <param name="ProcessId">The process sampled; 0 when read from a file.</param>
+/// <param name="ProcessId">The process sampled, as the trace names it.</param>
 /// <param name="CapturedAt">When the session stopped (or the file was read).</param>
 /// <param name="CaptureMs">Time to record the session, stop it and receive its events.</param>
 /// <param name="AnalysisMs">Time to resolve the stacks, their lines, and group them.</param>
@@ -31,6 +31,15 @@ public sealed record StackSnapshot(
     /// inlined away (<see cref="StackSnapshots.CaptureWithRequests"/>); 0 when none was needed.
     /// </summary>
     public double RequestsMs { get; init; }
+
+    /// <summary>
+    /// How many times the sample profiler sampled every thread in the trace (every millisecond or so while it ran). The
+    /// snapshot is one of them: the sample whose stacks the trace saw most, summed over its threads.
+    /// </summary>
+    public int Samples { get; init; }
+
+    /// <summary>The time from the trace's first sample to its last, in milliseconds.</summary>
+    public double SampledMs { get; init; }
 
     /// <summary>Events the runtime dropped from the session (<see cref="SessionLoss"/>); 0 for a complete snapshot.</summary>
     public int EventsLost { get; init; }
@@ -231,6 +240,9 @@ public sealed record ThreadGroup(
 
     /// <summary>The requests its threads run, most first; empty when none is known.</summary>
     public IReadOnlyList<RequestCount> Requests { get; init; } = [];
+
+    /// <summary>In how many of the snapshot's <see cref="StackSnapshot.Samples"/> its threads were in this stack, on average over its threads.</summary>
+    public int SampledIn { get; init; }
 
     /// <summary>The app's innermost frame: the code that made the blocking call; null when the stack has none.</summary>
     public AppFrame? AppFrame => AppFrames.Count > 0 ? AppFrames[0] : null;

@@ -24,21 +24,31 @@ public static class StackSnapshots
     private const string SampleProfiler = "Microsoft-DotNETCore-SampleProfiler";
 
     /// <summary>
-    /// Samples every managed thread of <paramref name="processId"/> and groups the stacks; <paramref name="record"/> records
+    /// Samples every managed thread of <paramref name="target"/> and groups the stacks; <paramref name="record"/> records
     /// the trace (<see cref="Record"/> when null). Call it from a thread that is not a pool thread when the target is this process.
     /// </summary>
     /// <exception cref="DiagnosisException">The process is not there, not .NET, or its diagnostic port did not answer.</exception>
-    public static StackSnapshot Capture(int processId, DiagnosisOptions? options = null, StackRecording? record = null)
+    public static StackSnapshot Capture(DiagnosticTarget target, DiagnosisOptions? options = null, StackRecording? record = null)
     {
+        ArgumentNullException.ThrowIfNull(target);
         options ??= DiagnosisOptions.Default;
-        var trace = ScratchFiles.NewPath($"stacks-{processId}", ".nettrace");
+        var trace = ScratchFiles.NewPath($"stacks-{target.ProcessId}", ".nettrace");
         try
         {
             var recording = Stopwatch.StartNew();
             IReadOnlyDictionary<int, ThreadLabel>? labels = null;
             // Read as the samples are taken, not once the session has stopped: its rundown can take seconds on a starved
             // machine (ten, once, beside four other sessions), and by then the threads serve other requests.
-            (record ?? Record)(processId, trace, options, () => labels = options.ThreadLabels?.Invoke());
+            Action afterSampling = () => labels = options.ThreadLabels?.Invoke();
+            if (record is null)
+            {
+                Record(target, trace, options, afterSampling);
+            }
+            else
+            {
+                record(target.ProcessId!.Value, trace, options, afterSampling);
+            }
+
             var captureMs = recording.Elapsed.TotalMilliseconds;
             var requests = labels is null
                 ? null
@@ -46,7 +56,7 @@ public static class StackSnapshots
                 {
                     Endpoints = labels.Where(l => l.Value.Endpoint is not null).ToDictionary(l => l.Key, l => l.Value.Endpoint!),
                 };
-            return Analyze(trace, options, requests) with { ProcessId = processId, CaptureMs = Math.Round(captureMs, 1) };
+            return Taken(Analyze(trace, options, requests), target, captureMs);
         }
         finally
         {
@@ -61,24 +71,25 @@ public static class StackSnapshots
     /// <paramref name="patience"/> has passed; a process with no such site is not kept waiting.
     /// </summary>
     /// <exception cref="DiagnosisException">The process is not there, not .NET, or its diagnostic port did not answer.</exception>
-    public static StackSnapshot CaptureWithRequests(int processId, TimeSpan patience, DiagnosisOptions? options = null)
+    public static StackSnapshot CaptureWithRequests(DiagnosticTarget target, TimeSpan patience, DiagnosisOptions? options = null)
     {
+        ArgumentNullException.ThrowIfNull(target);
         options ??= DiagnosisOptions.Default;
-        var trace = ScratchFiles.NewPath($"stacks-{processId}", ".nettrace");
+        var trace = ScratchFiles.NewPath($"stacks-{target.ProcessId}", ".nettrace");
         var requests = new RequestListener();
         var reading = Stopwatch.StartNew();
         StackSnapshot? snapshot = null;
         var captureMs = 0.0;
         try
         {
-            EventPipeRecorder.Listen(processId, RequestEvents.Providers, requests.OnEvent, ended =>
+            EventPipeRecorder.Listen(target, RequestEvents.Providers, requests.OnEvent, ended =>
             {
                 var recording = Stopwatch.StartNew();
-                Record(processId, trace, options);
+                Record(target, trace, options);
                 captureMs = recording.Elapsed.TotalMilliseconds;
                 snapshot = Analyze(trace, options, (unnamed, instant) => requests.LabelsOnceNamed(unnamed, instant, patience - reading.Elapsed, ended));
             }, options);
-            return snapshot! with { ProcessId = processId, CaptureMs = Math.Round(captureMs, 1) };
+            return Taken(snapshot!, target, captureMs);
         }
         finally
         {
@@ -92,16 +103,23 @@ public static class StackSnapshots
     /// <paramref name="afterSampling"/>, if given, runs once the threads are sampled, before the session stops and its rundown.
     /// </summary>
     /// <exception cref="DiagnosisException">The process is not there, not .NET, or its diagnostic port did not answer.</exception>
-    public static void Record(int processId, string nettracePath, DiagnosisOptions? options = null, Action? afterSampling = null)
+    public static void Record(DiagnosticTarget target, string nettracePath, DiagnosisOptions? options = null, Action? afterSampling = null)
     {
         options ??= DiagnosisOptions.Default;
-        EventPipeRecorder.Record(processId, [new EventPipeProvider(SampleProfiler, EventLevel.Informational)], ended =>
+        EventPipeRecorder.Record(target, [new EventPipeProvider(SampleProfiler, EventLevel.Informational)], ended =>
         {
             if (!ended.WaitOne(options.SampleDuration))
             {
                 afterSampling?.Invoke();
             }
         }, nettracePath, options, rundown: true);
+    }
+
+    // A live snapshot's process and time to record; a target reached through a port learns its id from the trace.
+    private static StackSnapshot Taken(StackSnapshot snapshot, DiagnosticTarget target, double captureMs)
+    {
+        target.Learn(snapshot.ProcessId);
+        return snapshot with { ProcessId = target.ProcessId ?? snapshot.ProcessId, CaptureMs = Math.Round(captureMs, 1) };
     }
 
     /// <summary><see cref="Record"/> on a thread of its own, for a caller that awaits.</summary>
@@ -117,6 +135,18 @@ public static class StackSnapshots
         Analyze(nettracePath, options ?? DiagnosisOptions.Default, (_, _) => requests);
 
     /// <summary>
+    /// <see cref="Analyze(string, DiagnosisOptions?, RequestLabels?)"/> of a trace another tool recorded (dotnet-trace
+    /// collect's default profile), refusing one that holds no sample of the threads' stacks.
+    /// </summary>
+    /// <exception cref="DiagnosisException">The file cannot be read as a trace, or has no sample profiler event.</exception>
+    public static StackSnapshot Read(string nettracePath, DiagnosisOptions? options = null)
+    {
+        var snapshot = Analyze(nettracePath, options);
+        return snapshot.Samples > 0 ? snapshot : throw new DiagnosisException(DiagnosisFailure.UnreadableTrace,
+            $"{nettracePath} holds no sample of the threads' stacks: record it with dotnet-trace collect's default profile, or add the Microsoft-DotNETCore-SampleProfiler provider.");
+    }
+
+    /// <summary>
     /// <see cref="Analyze(string, DiagnosisOptions?, RequestLabels?)"/> with the labels asked for once the stacks are read:
     /// <paramref name="labelsAt"/> gets the threads of each group whose app code the JIT inlined into a compiled invoker, and
     /// the snapshot's moment (UTC), and may wait for the events that name them.
@@ -130,6 +160,9 @@ public static class StackSnapshots
         RequestLabels? requests;
         var requestsMs = 0.0;
         int eventsLost;
+        var processId = 0;
+        var samples = 0;
+        var sampledMs = 0.0;
         using (var log = TraceLogFiles.Open(nettracePath))
         using (var resolver = new StackResolver(log.TraceLog, nettracePath, options))
         {
@@ -147,6 +180,7 @@ public static class StackSnapshots
             {
                 if (data.ProviderName == SampleProfiler)
                 {
+                    processId = data.ProcessID;
                     // A tick samples each thread once, one after the other: a thread seen again starts the next tick.
                     if (ticks.Count == 0 || ticks[^1].ContainsKey(data.ThreadID))
                     {
@@ -168,6 +202,12 @@ public static class StackSnapshots
             }
 
             var byStack = threads.GroupBy(t => t.Value.Key, StringComparer.Ordinal).ToList();
+            samples = ticks.Count;
+            sampledMs = ticks.Count == 0 ? 0 : (tickTimes[^1] - tickTimes[0]).TotalMilliseconds;
+
+            // How many of the window's samples found a group's threads in its stack, on average over its threads.
+            int SampledIn(IEnumerable<int> ids) =>
+                (int)Math.Round(ids.Average(id => ticks.Count(tick => tick.TryGetValue(id, out var index) && index == atInstant[id])));
             var instant = chosen < 0 ? DateTime.UtcNow : tickTimes[chosen];
             var reading = Stopwatch.StartNew();
             requests = labelsAt([.. byStack.Where(g => g.First().Value.InvokerIndex is not null).Select(g => (IReadOnlyList<int>)[.. g.Select(t => t.Key)])], instant);
@@ -177,7 +217,7 @@ public static class StackSnapshots
                 {
                     var ids = g.Select(t => t.Key).Order().ToList();
                     var labels = requests is null ? [] : ids.Select(id => requests.Endpoints.GetValueOrDefault(id)).OfType<EndpointLabel>().ToList();
-                    return Group(ids, resolver.NameInlined(g.First().Value, labels, ids.Count), requests);
+                    return Group(ids, resolver.NameInlined(g.First().Value, labels, ids.Count), requests) with { SampledIn = SampledIn(ids) };
                 })
                 .OrderByDescending(g => g.Threads)
                 .ThenByDescending(g => g.PoolThreads)
@@ -188,7 +228,7 @@ public static class StackSnapshots
         }
 
         return new StackSnapshot(
-            ProcessId: 0,
+            ProcessId: processId,
             CapturedAt: DateTimeOffset.UtcNow,
             CaptureMs: 0,
             AnalysisMs: Math.Round(analysis.Elapsed.TotalMilliseconds - requestsMs, 1),
@@ -200,6 +240,8 @@ public static class StackSnapshots
             Requests = requests,
             EventsLost = eventsLost,
             RequestsMs = Math.Round(requestsMs, 1),
+            Samples = samples,
+            SampledMs = Math.Round(sampledMs, 1),
         };
     }
 

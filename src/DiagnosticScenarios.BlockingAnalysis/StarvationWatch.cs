@@ -15,12 +15,13 @@ namespace DiagnosticScenarios.BlockingAnalysis;
 /// </summary>
 public static class StarvationWatch
 {
-    /// <summary>Watches <paramref name="processId"/> until the rule declares starvation or <paramref name="timeout"/> passes. Synchronous; needs no pool thread.</summary>
+    /// <summary>Watches <paramref name="target"/> until the rule declares starvation or <paramref name="timeout"/> passes. Synchronous; needs no pool thread.</summary>
     /// <param name="onSecond">Each second as read, with the rule's verdict; on the listener's own thread.</param>
     /// <param name="onWatching">Once the session is on, before the first second is read (two collections later: the first has no rates).</param>
     /// <exception cref="DiagnosisException">The process is not there, not .NET, its diagnostic port did not answer, it exited before starvation came, or its counters cannot be read (no <c>System.Runtime</c> meter before .NET 9, or the runtime refused the metrics session).</exception>
-    public static WatchResult Run(int processId, TimeSpan timeout, Action<PoolSecond, StarvationVerdict>? onSecond = null, StarvationRule? rule = null, DiagnosisOptions? options = null, Action? onWatching = null)
+    public static WatchResult Run(DiagnosticTarget target, TimeSpan timeout, Action<PoolSecond, StarvationVerdict>? onSecond = null, StarvationRule? rule = null, DiagnosisOptions? options = null, Action? onWatching = null)
     {
+        ArgumentNullException.ThrowIfNull(target);
         rule ??= StarvationRule.Default;
         options ??= DiagnosisOptions.Default;
         var sessionId = Guid.NewGuid().ToString();
@@ -29,10 +30,10 @@ public static class StarvationWatch
         var reading = new CounterReading(sessionId, rule, onSecond);
         var started = Stopwatch.StartNew();
         StackSnapshot? snapshot = null;
-        var trace = ScratchFiles.NewPath($"watch-{processId}", ".nettrace");
+        var trace = ScratchFiles.NewPath($"watch-{target.ProcessId}", ".nettrace");
         try
         {
-            EventPipeRecorder.Listen(processId, providers, reading.OnEvent, ended =>
+            EventPipeRecorder.Listen(target, providers, reading.OnEvent, ended =>
             {
                 onWatching?.Invoke();
                 // Starvation, the timeout, or the process's end (the session then says it exited).
@@ -50,15 +51,15 @@ public static class StarvationWatch
                 {
                     // While the pool is still starved, and before the listening session ends: the threads are where they
                     // block, and the endpoint log still arrives for those whose frames the JIT inlined away.
-                    StackSnapshots.Record(processId, trace, options);
+                    StackSnapshots.Record(target, trace, options);
                     snapshot = StackSnapshots.Analyze(trace, options, (unnamed, instant) => reading.Requests.LabelsOnceNamed(unnamed, instant, RequestsPatience, ended))
-                        with { ProcessId = processId };
+                        with { ProcessId = target.ProcessId ?? 0 };
                 }
             }, options);
 
             if (reading.Unreadable.IsSet && !reading.Starved.IsSet)
             {
-                throw new DiagnosisException($"Cannot watch process {processId}: {reading.UnreadableReason}");
+                throw new DiagnosisException($"Cannot watch {target.Name}: {reading.UnreadableReason}");
             }
         }
         finally
@@ -66,7 +67,7 @@ public static class StarvationWatch
             File.Delete(trace);
         }
 
-        return new WatchResult(processId, snapshot is not null, Math.Round(started.Elapsed.TotalSeconds, 1), reading.LastVerdict, reading.Seconds, snapshot);
+        return new WatchResult(target.ProcessId ?? 0, snapshot is not null, Math.Round(started.Elapsed.TotalSeconds, 1), reading.LastVerdict, reading.Seconds, snapshot);
     }
 
     // How long, at the moment of starvation, the endpoint log is read on for sites whose frames the JIT inlined away.

@@ -4,7 +4,7 @@ namespace DiagnosticScenarios.BlockingAnalysis;
 /// The blocking waits of a trace (.NET 9+ <c>WaitHandleWait</c> events), grouped by call site: where pool threads waited,
 /// how often and for how long. <c>Thread.Sleep</c> and blocking socket reads raise no such event and never appear here.
 /// </summary>
-/// <param name="ProcessId">The process traced; 0 when read from a file.</param>
+/// <param name="ProcessId">The process traced, as the trace names it.</param>
 /// <param name="DurationMs">The span of the trace.</param>
 /// <param name="Waits">Wait starts seen, on any thread.</param>
 /// <param name="PoolWaits">Of those, on thread-pool workers.</param>

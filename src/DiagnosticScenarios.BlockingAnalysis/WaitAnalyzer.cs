@@ -19,16 +19,19 @@ public static class WaitAnalyzer
         ClrTraceEventParser.Keywords.WaitHandle | ClrTraceEventParser.Keywords.Jit | ClrTraceEventParser.Keywords.JittedMethodILToNativeMap
         | ClrTraceEventParser.Keywords.Loader | ClrTraceEventParser.Keywords.Threading;
 
-    /// <summary>Records the waits of <paramref name="processId"/> for <paramref name="duration"/> and analyses them. Synchronous; needs no pool thread.</summary>
+    /// <summary>Records the waits of <paramref name="target"/> for <paramref name="duration"/> and analyses them. Synchronous; needs no pool thread.</summary>
     /// <exception cref="DiagnosisException">The process is not there, not .NET, or its diagnostic port did not answer.</exception>
-    public static WaitAnalysis Capture(int processId, TimeSpan duration, DiagnosisOptions? options = null)
+    public static WaitAnalysis Capture(DiagnosticTarget target, TimeSpan duration, DiagnosisOptions? options = null)
     {
+        ArgumentNullException.ThrowIfNull(target);
         options ??= DiagnosisOptions.Default;
-        var trace = ScratchFiles.NewPath($"waits-{processId}", ".nettrace");
+        var trace = ScratchFiles.NewPath($"waits-{target.ProcessId}", ".nettrace");
         try
         {
-            Record(processId, duration, trace, options);
-            return Analyze(trace, options) with { ProcessId = processId };
+            Record(target, duration, trace, options);
+            var analysis = Analyze(trace, options);
+            target.Learn(analysis.ProcessId);
+            return analysis with { ProcessId = target.ProcessId ?? analysis.ProcessId };
         }
         finally
         {
@@ -42,11 +45,11 @@ public static class WaitAnalyzer
     /// app's frames away. A caller that must disturb the target as little as possible analyses it later.
     /// </summary>
     /// <exception cref="DiagnosisException">The process is not there, not .NET, or its diagnostic port did not answer.</exception>
-    public static void Record(int processId, TimeSpan duration, string nettracePath, DiagnosisOptions? options = null, bool counters = false) =>
-        Record(processId, ended => ended.WaitOne(duration), nettracePath, options, counters);
+    public static void Record(DiagnosticTarget target, TimeSpan duration, string nettracePath, DiagnosisOptions? options = null, bool counters = false) =>
+        Record(target, ended => ended.WaitOne(duration), nettracePath, options, counters);
 
     /// <summary>
-    /// <see cref="Record(int, TimeSpan, string, DiagnosisOptions?)"/> for as long as <paramref name="whileOn"/> runs on the
+    /// <see cref="Record(DiagnosticTarget, TimeSpan, string, DiagnosisOptions?, bool)"/> for as long as <paramref name="whileOn"/> runs on the
     /// calling thread, which it calls once the session is open: a caller that starts a load from it traces all of the load.
     /// </summary>
     /// <param name="counters">
@@ -54,14 +57,14 @@ public static class WaitAnalyzer
     /// (<see cref="WaitAnalysis.StarvedAtSecond"/>). The runtime serves one metrics session at a time: not while another
     /// tool reads them.
     /// </param>
-    public static void Record(int processId, Action whileOn, string nettracePath, DiagnosisOptions? options = null, bool counters = false) =>
-        Record(processId, _ => whileOn(), nettracePath, options, counters);
+    public static void Record(DiagnosticTarget target, Action whileOn, string nettracePath, DiagnosisOptions? options = null, bool counters = false) =>
+        Record(target, _ => whileOn(), nettracePath, options, counters);
 
-    private static void Record(int processId, Action<WaitHandle> whileOn, string nettracePath, DiagnosisOptions? options, bool counters = false)
+    private static void Record(DiagnosticTarget target, Action<WaitHandle> whileOn, string nettracePath, DiagnosisOptions? options, bool counters = false)
     {
         options ??= DiagnosisOptions.Default;
         EventPipeProvider[] providers = [new(ClrTraceEventParser.ProviderName, EventLevel.Verbose, (long)Keywords), .. RequestEvents.Providers];
-        EventPipeRecorder.Record(processId, counters ? [.. providers, RuntimeCounters.Provider(Guid.NewGuid().ToString())] : providers,
+        EventPipeRecorder.Record(target, counters ? [.. providers, RuntimeCounters.Provider(Guid.NewGuid().ToString())] : providers,
             whileOn, nettracePath, options, rundown: true);
     }
 
@@ -80,6 +83,8 @@ public static class WaitAnalyzer
 
         var counters = new RuntimeCounters(sessionId: null);
         var source = log.TraceLog.Events.GetSource();
+        var processId = 0;
+        source.AllEvents += data => processId = data.ProcessID > 0 ? data.ProcessID : processId;
         source.Dynamic.All += requests.Add;
         source.Dynamic.All += counters.OnEvent;
         source.Clr.ThreadPoolWorkerThreadAdjustmentAdjustment += data =>
@@ -159,7 +164,7 @@ public static class WaitAnalyzer
             .ThenByDescending(s => s.Count)
             .ToList();
 
-        return new WaitAnalysis(0, Math.Round(endMs, 1), starts, poolWaits.Count, sites)
+        return new WaitAnalysis(processId, Math.Round(endMs, 1), starts, poolWaits.Count, sites)
         {
             Modules = resolver.Modules,
             RequestsStarted = requests.Count,

@@ -7,9 +7,11 @@ using DiagnosticScenarios.Common.CommandLines;
 
 namespace DotnetBlocking;
 
-/// <summary>The options the verbs share: the process (<c>-p</c>, <c>-n</c>), the report (<c>--format</c>, <c>--json</c>, <c>-o</c>), <c>--top</c> and <c>--app</c>.</summary>
+/// <summary>The options the verbs share: the process (<c>-p</c>, <c>-n</c>, <c>--diagnostic-port</c>), the report (<c>--format</c>, <c>--json</c>, <c>-o</c>), <c>--top</c> and <c>--app</c>.</summary>
 internal sealed class SharedOptions
 {
+    private const string DefaultConnectTimeout = "10s";
+
     public SharedOptions()
     {
         Name.Validators.Add(r =>
@@ -36,6 +38,15 @@ internal sealed class SharedOptions
     };
 
     public Option<string?> Name { get; } = new("--name", "-n") { Description = "The name of the process to diagnose, e.g. DiagnosticScenarios." };
+
+    public Option<string?> DiagnosticPort { get; } = new("--diagnostic-port")
+    {
+        Description = "Listen on this Unix socket, which this tool creates, for the app started with DOTNET_DiagnosticPorts=PATH,nosuspend to connect to (a sidecar sharing only the socket's folder with the app); the app's files are read where the trace's module paths say.",
+        HelpName = "path",
+    };
+
+    public Option<TimeSpan> ConnectTimeout { get; } = Duration("--connect-timeout",
+        $"How long --diagnostic-port waits for the app's runtime to connect ({Durations.Help}); {DefaultConnectTimeout} by default.", allowZero: false);
 
     public Option<ReportFormat> Format { get; } = new("--format")
     {
@@ -69,11 +80,15 @@ internal sealed class SharedOptions
     /// <summary>Refuses a command line that names no process (nor, with <paramref name="file"/>, a trace), or more than one.</summary>
     public void RequireOneTarget(CommandResult result, Argument<FileInfo?>? file = null)
     {
-        var given = new[] { result.GetResult(ProcessId) is not null, result.GetResult(Name) is not null, file is not null && result.GetResult(file)?.Tokens.Count > 0 }
+        var given = new[]
+            {
+                result.GetResult(ProcessId) is not null, result.GetResult(Name) is not null, result.GetResult(DiagnosticPort) is not null,
+                file is not null && result.GetResult(file)?.Tokens.Count > 0,
+            }
             .Count(g => g);
         if (given != 1)
         {
-            var choices = file is null ? "-p PID or -n NAME" : "a .nettrace file, -p PID or -n NAME";
+            var choices = file is null ? "-p PID, -n NAME or --diagnostic-port PATH" : "a .nettrace file, -p PID, -n NAME or --diagnostic-port PATH";
             result.AddError($"Pass exactly one of {choices}.");
         }
     }
@@ -89,8 +104,10 @@ internal sealed class SharedOptions
         }
     });
 
-    /// <summary>The process id given, or the one process of the name given.</summary>
-    public int Target(ParseResult parse) => parse.GetValue(ProcessId) ?? TargetProcess.FindByName(parse.GetValue(Name)!);
+    /// <summary>The process id given, the one process of the name given, or the runtime that connects to the port given.</summary>
+    public DiagnosticTarget Target(ParseResult parse) =>
+        parse.GetValue(DiagnosticPort) is { } port ? DiagnosticTarget.Listen(port, ValueOr(parse, ConnectTimeout, DefaultConnectTimeout))
+        : parse.GetValue(ProcessId) ?? TargetProcess.FindByName(parse.GetValue(Name)!);
 
     // An assembly's file name names the assembly: Contoso.Orders.dll is Contoso.Orders.
     public DiagnosisOptions Diagnosis(ParseResult parse) =>

@@ -5,10 +5,16 @@ using DiagnosticScenarios.Common.CommandLines;
 
 namespace DotnetBlocking;
 
-/// <summary><c>stacks</c>: a grouped snapshot of a process's threads, its blocking sites named down to the app's line.</summary>
+/// <summary><c>stacks</c>: a grouped snapshot of a process's threads, or of a trace dotnet-trace recorded, its blocking sites named down to the app's line.</summary>
 internal sealed class StacksCommand(SharedOptions shared, TextWriter output)
 {
     private const string DefaultRequestsWindow = "1s";
+
+    private readonly Argument<FileInfo?> _trace = new("trace")
+    {
+        Description = "A .nettrace recorded by dotnet-trace collect with its default profile (the sample profiler's stacks and the rundown): the snapshot is the sample whose stacks the trace saw most.",
+        Arity = ArgumentArity.ZeroOrOne,
+    };
 
     private readonly Option<bool> _allThreads = new("--all-threads") { Description = "Every thread's group, not only the thread pool's." };
 
@@ -18,11 +24,11 @@ internal sealed class StacksCommand(SharedOptions shared, TextWriter output)
 
     public Command Create()
     {
-        var command = new Command("stacks", "Groups every managed thread of a process by identical stack, and names the call each group is parked in, the app's line that made it, and its fix.")
+        var command = new Command("stacks", "Groups every managed thread of a process (or of a .nettrace file) by identical stack, and names the call each group is parked in, the app's line that made it, and its fix.")
         {
-            shared.ProcessId, shared.Name, shared.Format, shared.Json, shared.Output, shared.Top, _allThreads, shared.App, _requestsWindow,
+            _trace, shared.ProcessId, shared.Name, shared.DiagnosticPort, shared.ConnectTimeout, shared.Format, shared.Json, shared.Output, shared.Top, _allThreads, shared.App, _requestsWindow,
         };
-        command.Validators.Add(r => shared.RequireOneTarget(r));
+        command.Validators.Add(r => shared.RequireOneTarget(r, _trace));
         command.SetAction(Run);
         return command;
     }
@@ -30,7 +36,8 @@ internal sealed class StacksCommand(SharedOptions shared, TextWriter output)
     private int Run(ParseResult parse)
     {
         var top = parse.GetValue(shared.Top);
-        var snapshot = Capture(parse, shared.Target(parse), shared.Diagnosis(parse));
+        var trace = parse.GetValue(_trace);
+        var snapshot = trace is not null ? StackSnapshots.Read(trace.FullName, shared.Diagnosis(parse)) : Capture(parse, shared.Diagnosis(parse));
         var allSites = snapshot.BlockedPoolSites;
         var sites = allSites.Take(top).ToList();
 
@@ -40,15 +47,16 @@ internal sealed class StacksCommand(SharedOptions shared, TextWriter output)
             .Where(g => (parse.GetValue(_allThreads) || g.PoolThreads) && !allSites.Any(s => s.Groups.Contains(g)))
             .Take(top);
         var shown = snapshot with { Groups = [.. sites.SelectMany(s => s.Groups), .. others] };
-        shared.Report(parse, output).Write(report => TextReport.WriteStacks(report, snapshot, sites, shown.Groups), shown,
+        shared.Report(parse, output).Write(report => TextReport.WriteStacks(report, snapshot, sites, shown.Groups, trace?.FullName), shown,
             stream => SpeedscopeFile.Write(stream, snapshot, shown.Groups));
         return ExitCodes.Done;
     }
 
     // With the request events read beside it, which name the endpoint of a site a Release build's JIT inlined away.
-    private StackSnapshot Capture(ParseResult parse, int pid, DiagnosisOptions options)
+    private StackSnapshot Capture(ParseResult parse, DiagnosisOptions options)
     {
         var window = SharedOptions.ValueOr(parse, _requestsWindow, DefaultRequestsWindow);
-        return window > TimeSpan.Zero ? StackSnapshots.CaptureWithRequests(pid, window, options) : StackSnapshots.Capture(pid, options);
+        using var target = shared.Target(parse);
+        return window > TimeSpan.Zero ? StackSnapshots.CaptureWithRequests(target, window, options) : StackSnapshots.Capture(target, options);
     }
 }

@@ -6,10 +6,14 @@ namespace DotnetBlocking;
 /// <summary>The plain-text answers: one line per group or site a presenter can read out, its fix, then its stack.</summary>
 internal static class TextReport
 {
-    public static void WriteStacks(TextWriter output, StackSnapshot snapshot, IReadOnlyList<BlockingSite> sites, IReadOnlyList<ThreadGroup> groups)
+    /// <param name="file">The trace read, or null for a live capture: a trace's sites say in how many of its samples they were seen.</param>
+    public static void WriteStacks(TextWriter output, StackSnapshot snapshot, IReadOnlyList<BlockingSite> sites, IReadOnlyList<ThreadGroup> groups, string? file = null)
     {
-        output.WriteLine(string.Create(CultureInfo.InvariantCulture,
-            $"Process {snapshot.ProcessId}: {snapshot.ThreadCount} managed threads, {snapshot.PoolThreadCount} of them pool threads, in {snapshot.Groups.Count} groups (captured in {snapshot.CaptureMs:0} ms, {(snapshot.RequestsMs > 0 ? $"endpoints read for {snapshot.RequestsMs:0} ms more, " : "")}analysed in {snapshot.AnalysisMs:0} ms)."));
+        output.WriteLine(file is null
+            ? string.Create(CultureInfo.InvariantCulture,
+                $"Process {snapshot.ProcessId}: {snapshot.ThreadCount} managed threads, {snapshot.PoolThreadCount} of them pool threads, in {snapshot.Groups.Count} groups (captured in {snapshot.CaptureMs:0} ms, {(snapshot.RequestsMs > 0 ? $"endpoints read for {snapshot.RequestsMs:0} ms more, " : "")}analysed in {snapshot.AnalysisMs:0} ms).")
+            : string.Create(CultureInfo.InvariantCulture,
+                $"{file} (process {snapshot.ProcessId}): {snapshot.ThreadCount} managed threads, {snapshot.PoolThreadCount} of them pool threads, in {snapshot.Groups.Count} groups at the sample whose stacks the trace saw most, of {snapshot.Samples} samples over {snapshot.SampledMs / 1000:0.0} s (analysed in {snapshot.AnalysisMs:0} ms)."));
         WriteSnapshotFacts(output, snapshot);
         if (groups.Count == 0)
         {
@@ -24,6 +28,11 @@ internal static class TextReport
             if (site.Fix is { } fix)
             {
                 output.WriteLine($"    fix: {fix}");
+            }
+
+            if (file is not null)
+            {
+                output.WriteLine($"    seen in {site.Groups.Max(g => g.SampledIn)} of {snapshot.Samples} samples");
             }
         }
 
@@ -106,9 +115,9 @@ internal static class TextReport
         }
     }
 
-    public static void WriteWatchStart(TextWriter output, int processId, StarvationRule rule, TimeSpan timeout) =>
+    public static void WriteWatchStart(TextWriter output, string target, StarvationRule rule, TimeSpan timeout) =>
         output.WriteLine(string.Create(CultureInfo.InvariantCulture,
-            $"Watching process {processId} for up to {timeout.TotalSeconds:0} s: its System.Runtime counters once a second; starvation is {rule.WindowSeconds} s in which the queue holds at least {rule.MinQueueLength} items on average and a queued item waits at least {rule.MinQueuedSecondsOfWork:0.##} s at the rate the pool completes work, with the CPU under {rule.MaxCpuPercent:0} %."));
+            $"Watching {target} for up to {timeout.TotalSeconds:0} s: its System.Runtime counters once a second; starvation is {rule.WindowSeconds} s in which the queue holds at least {rule.MinQueueLength} items on average and a queued item waits at least {rule.MinQueuedSecondsOfWork:0.##} s at the rate the pool completes work, with the CPU under {rule.MaxCpuPercent:0} %."));
 
     public static void WriteSecond(TextWriter output, PoolSecond second, StarvationVerdict verdict) =>
         output.WriteLine(string.Create(CultureInfo.InvariantCulture,

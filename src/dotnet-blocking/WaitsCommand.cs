@@ -19,7 +19,7 @@ internal sealed class WaitsCommand(SharedOptions shared, TextWriter output)
     {
         var command = new Command("waits", "The blocking waits (WaitHandleWait events, .NET 9+) of pool threads by call site and line, from a live process or a .nettrace file.")
         {
-            _trace, shared.ProcessId, shared.Name, _duration, shared.Format, shared.Json, shared.Output, shared.Top, shared.App,
+            _trace, shared.ProcessId, shared.Name, shared.DiagnosticPort, shared.ConnectTimeout, _duration, shared.Format, shared.Json, shared.Output, shared.Top, shared.App,
         };
         command.Validators.Add(r => shared.RequireOneTarget(r, _trace));
         shared.RefuseSpeedscope(command);
@@ -31,11 +31,15 @@ internal sealed class WaitsCommand(SharedOptions shared, TextWriter output)
     {
         var trace = parse.GetValue(_trace);
         var options = shared.Diagnosis(parse);
-        var analysis = trace is not null
-            ? WaitAnalyzer.Analyze(trace.FullName, options)
-            : WaitAnalyzer.Capture(shared.Target(parse), SharedOptions.ValueOr(parse, _duration, DefaultDuration), options);
+        var analysis = trace is not null ? WaitAnalyzer.Analyze(trace.FullName, options) : Capture(parse, options);
         var sites = analysis.Sites.Take(parse.GetValue(shared.Top)).ToList();
         shared.Report(parse, output).Write(report => TextReport.WriteWaits(report, analysis, sites, trace?.FullName), analysis with { Sites = sites });
         return ExitCodes.Done;
+    }
+
+    private WaitAnalysis Capture(ParseResult parse, DiagnosisOptions options)
+    {
+        using var target = shared.Target(parse);
+        return WaitAnalyzer.Capture(target, SharedOptions.ValueOr(parse, _duration, DefaultDuration), options);
     }
 }

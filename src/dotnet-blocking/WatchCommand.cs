@@ -20,7 +20,7 @@ internal sealed class WatchCommand(SharedOptions shared, TextWriter output, Text
     {
         var command = new Command("watch", $"Waits for thread-pool starvation (a long queue whose items wait for a thread while the CPU stays under {StarvationRule.Default.MaxCpuPercent:0} %, read from the runtime's counters once a second), then names the blocking code at that moment.")
         {
-            shared.ProcessId, shared.Name, _timeout, shared.Format, shared.Json, shared.Output, shared.Top, shared.App,
+            shared.ProcessId, shared.Name, shared.DiagnosticPort, shared.ConnectTimeout, _timeout, shared.Format, shared.Json, shared.Output, shared.Top, shared.App,
         };
         command.Validators.Add(r => shared.RequireOneTarget(r));
         shared.RefuseSpeedscope(command);
@@ -30,14 +30,13 @@ internal sealed class WatchCommand(SharedOptions shared, TextWriter output, Text
 
     private int Run(ParseResult parse)
     {
-        var pid = shared.Target(parse);
-        TargetProcess.EnsureDiagnosable(pid);
+        using var target = shared.Target(parse);
         var patience = SharedOptions.ValueOr(parse, _timeout, DefaultTimeout);
 
         // The seconds as they are read go to standard error, whatever the report's format: progress, not the answer. The
         // first line once the session is on: from then on the process is watched.
-        var result = StarvationWatch.Run(pid, patience, (second, verdict) => TextReport.WriteSecond(error, second, verdict), options: shared.Diagnosis(parse),
-            onWatching: () => TextReport.WriteWatchStart(error, pid, StarvationRule.Default, patience));
+        var result = StarvationWatch.Run(target, patience, (second, verdict) => TextReport.WriteSecond(error, second, verdict), options: shared.Diagnosis(parse),
+            onWatching: () => TextReport.WriteWatchStart(error, target.Name, StarvationRule.Default, patience));
         var sites = result.Snapshot?.BlockedPoolSites.Take(parse.GetValue(shared.Top)).ToList() ?? [];
         var shown = result with { Snapshot = result.Snapshot is { } s ? s with { Groups = [.. sites.SelectMany(site => site.Groups)] } : null };
         shared.Report(parse, output).Write(report => TextReport.WriteWatch(report, result, sites, patience), shown);
