@@ -12,6 +12,12 @@ public sealed record DiagnosisOptions
     public IReadOnlyList<string> AppPrefixes { get; init; } = [];
 
     /// <summary>
+    /// Folders that hold the app's modules and PDBs when they are not at the paths the trace gives (<c>--symbols</c>): a
+    /// module whose file name is in one of them is read there, its PDB and <c>.deps.json</c> beside it. Empty: the trace's paths.
+    /// </summary>
+    public IReadOnlyList<string> SymbolFolders { get; init; } = [];
+
+    /// <summary>
     /// For a capture of the calling process: what each OS thread is serving (its request and endpoint), read at the end of
     /// the sampling, before the session stops, so a parked thread is named by its endpoint whatever the JIT did to its frames.
     /// </summary>
@@ -34,6 +40,10 @@ public sealed record DiagnosisOptions
 
     /// <summary>The starvation rule that judges the seconds of the runtime's counters.</summary>
     public StarvationRule Rule { get; init; } = StarvationRule.Default;
+
+    /// <summary>Where a module the trace names at <paramref name="tracePath"/> is read: in the first of <see cref="SymbolFolders"/> that holds its file name, or at that path.</summary>
+    internal string Locate(string tracePath) =>
+        SymbolFolders.Select(folder => Path.Combine(folder, Path.GetFileName(tracePath))).FirstOrDefault(File.Exists) ?? tracePath;
 
     /// <summary>The EventPipe buffer in the target, in MB: room for a few seconds of samples of a few hundred threads.</summary>
     public int BufferMegabytes { get; init; } = 64;

@@ -18,19 +18,25 @@ internal sealed class NativeCodeMaps
     // The loader's spelling of each module file, looked up ignoring case; paths that differ by case alone are left out.
     private readonly Dictionary<string, string> _loadedPaths;
 
-    private NativeCodeMaps(CodeBody[] bodies, Dictionary<string, string> assemblies, IEnumerable<string> loadedPaths)
+    private readonly Func<string, string> _locate;
+
+    private NativeCodeMaps(CodeBody[] bodies, Dictionary<string, string> assemblies, IEnumerable<string> loadedPaths, Func<string, string> locate)
     {
-        (_bodies, _assemblies) = (bodies, assemblies);
+        (_bodies, _assemblies, _locate) = (bodies, assemblies, locate);
         _loadedPaths = loadedPaths
             .Distinct(StringComparer.Ordinal)
             .GroupBy(p => p, StringComparer.OrdinalIgnoreCase)
             .Where(g => g.Count() == 1)
-            .ToDictionary(g => g.Key, g => g.Single(), StringComparer.OrdinalIgnoreCase);
+            .ToDictionary(g => g.Key, g => locate(g.Single()), StringComparer.OrdinalIgnoreCase);
     }
 
-    /// <summary>Reads the method and map events of a <c>.nettrace</c>: a pass over the file, without TraceLog.</summary>
-    public static NativeCodeMaps Read(string nettracePath)
+    /// <summary>
+    /// Reads the method and map events of a <c>.nettrace</c>: a pass over the file, without TraceLog. Each module's file is
+    /// where <paramref name="locate"/> says for the path the trace gives (<see cref="DiagnosisOptions.Locate"/>).
+    /// </summary>
+    public static NativeCodeMaps Read(string nettracePath, Func<string, string>? locate = null)
     {
+        locate ??= path => path;
         var modules = new Dictionary<long, ModuleFile>();
         var assemblies = new Dictionary<long, string>();
         var bodies = new List<CodeBody>();
@@ -72,11 +78,11 @@ internal sealed class NativeCodeMaps
             var rundown = new ClrRundownTraceEventParser(source);
             rundown.MethodDCStopVerbose += OnMethod;
             rundown.MethodILToNativeMapDCStop += OnMap;
-            rundown.LoaderModuleDCStop += data => modules[data.ModuleID] = ModuleFile.From(data);
+            rundown.LoaderModuleDCStop += data => modules[data.ModuleID] = ModuleFile.From(data, locate);
             rundown.LoaderAssemblyDCStop += data => assemblies[data.AssemblyID] = data.FullyQualifiedAssemblyName;
             source.Clr.MethodLoadVerbose += OnMethod;
             source.Clr.MethodILToNativeMap += OnMap;
-            source.Clr.LoaderModuleLoad += data => modules[data.ModuleID] = ModuleFile.From(data);
+            source.Clr.LoaderModuleLoad += data => modules[data.ModuleID] = ModuleFile.From(data, locate);
             source.Clr.LoaderAssemblyLoad += data => assemblies[data.AssemblyID] = data.FullyQualifiedAssemblyName;
             source.Process();
         }
@@ -92,7 +98,8 @@ internal sealed class NativeCodeMaps
                 .Where(m => assemblies.ContainsKey(m.AssemblyId))
                 .DistinctBy(m => m.Path, StringComparer.Ordinal)
                 .ToDictionary(m => m.Path, m => assemblies[m.AssemblyId], StringComparer.Ordinal),
-            modules.Values.Select(m => m.Path));
+            modules.Values.Select(m => m.TracePath),
+            locate);
     }
 
     /// <summary>
@@ -102,7 +109,8 @@ internal sealed class NativeCodeMaps
     /// <c>.deps.json</c> folder and no identity: the loader's own spelling, when exactly one path differs from it by case
     /// alone, is the file. Any other path is returned as it came.
     /// </summary>
-    public string LoadedPath(string tracePath) => _loadedPaths.GetValueOrDefault(tracePath, tracePath);
+    /// <remarks>Where the module's file is read instead (<see cref="DiagnosisOptions.SymbolFolders"/>), that file.</remarks>
+    public string LoadedPath(string tracePath) => _loadedPaths.GetValueOrDefault(tracePath) ?? _locate(tracePath);
 
     /// <summary>
     /// The identity of the assembly a module file belongs to, as the loader's events name it
@@ -217,8 +225,14 @@ internal sealed class NativeCodeMaps
 /// <param name="PdbBuildPath">Where the module's PDB was written when it was built, as the runtime reported it.</param>
 internal sealed record ModuleFile(string Path, long AssemblyId, Guid PdbSignature, string? PdbBuildPath)
 {
-    public static ModuleFile From(ModuleLoadUnloadTraceData data) =>
-        new(data.ModuleILPath, data.AssemblyID, data.ManagedPdbSignature, string.IsNullOrEmpty(data.ManagedPdbBuildPath) ? null : data.ManagedPdbBuildPath);
+    /// <summary>The module's file as the trace names it, where <see cref="Path"/> is where it is read.</summary>
+    public string TracePath { get; init; } = Path;
+
+    public static ModuleFile From(ModuleLoadUnloadTraceData data, Func<string, string> locate) =>
+        new(locate(data.ModuleILPath), data.AssemblyID, data.ManagedPdbSignature, string.IsNullOrEmpty(data.ManagedPdbBuildPath) ? null : data.ManagedPdbBuildPath)
+        {
+            TracePath = data.ModuleILPath,
+        };
 
     /// <summary>A module known only by its file, as a stack frame names it.</summary>
     public static ModuleFile At(string path) => new(path, 0, Guid.Empty, null);

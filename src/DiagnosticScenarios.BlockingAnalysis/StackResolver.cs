@@ -55,7 +55,7 @@ internal sealed class StackResolver : IDisposable
 
     public StackResolver(TraceLog log, string nettracePath, DiagnosisOptions options)
     {
-        _maps = NativeCodeMaps.Read(nettracePath);
+        _maps = NativeCodeMaps.Read(nettracePath, options.Locate);
         var coreLib = log.ModuleFiles.FirstOrDefault(m => string.Equals(Path.GetFileNameWithoutExtension(m.FilePath), "System.Private.CoreLib", StringComparison.OrdinalIgnoreCase));
         _sources = new SourceLines(_modules);
         _app = new AppCode(options.AppPrefixes, coreLib?.FilePath, _modules, _maps.AssemblyOf);

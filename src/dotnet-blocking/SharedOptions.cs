@@ -7,7 +7,7 @@ using DiagnosticScenarios.Common.CommandLines;
 
 namespace DotnetBlocking;
 
-/// <summary>The options the verbs share: the process (<c>-p</c>, <c>-n</c>, <c>--diagnostic-port</c>), the report (<c>--format</c>, <c>--json</c>, <c>-o</c>), <c>--top</c> and <c>--app</c>.</summary>
+/// <summary>The options the verbs share: the process (<c>-p</c>, <c>-n</c>, <c>--diagnostic-port</c>), the report (<c>--format</c>, <c>--json</c>, <c>-o</c>), <c>--top</c>, <c>--app</c> and <c>--symbols</c>.</summary>
 internal sealed class SharedOptions
 {
     private const string DefaultConnectTimeout = "10s";
@@ -19,6 +19,13 @@ internal sealed class SharedOptions
             if (string.IsNullOrWhiteSpace(r.GetValueOrDefault<string?>()))
             {
                 r.AddError("--name needs a process name, e.g. DiagnosticScenarios.");
+            }
+        });
+        Symbols.Validators.Add(r =>
+        {
+            foreach (var folder in (r.GetValueOrDefault<DirectoryInfo[]>() ?? []).Where(f => !f.Exists))
+            {
+                r.AddError($"--symbols names no folder: {folder.FullName} does not exist.");
             }
         });
         App.Validators.Add(r =>
@@ -41,7 +48,7 @@ internal sealed class SharedOptions
 
     public Option<string?> DiagnosticPort { get; } = new("--diagnostic-port")
     {
-        Description = "Listen on this Unix socket, which this tool creates, for the app started with DOTNET_DiagnosticPorts=PATH,nosuspend to connect to (a sidecar sharing only the socket's folder with the app); the app's files are read where the trace's module paths say.",
+        Description = "Listen on this Unix socket, which this tool creates, for the app started with DOTNET_DiagnosticPorts=PATH,nosuspend to connect to (a sidecar sharing only the socket's folder with the app); the app's files are read at the paths the trace gives, or in --symbols.",
         HelpName = "path",
     };
 
@@ -74,6 +81,13 @@ internal sealed class SharedOptions
     public Option<string[]> App { get; } = new("--app")
     {
         Description = "A namespace or assembly name whose frames are the app's (repeatable). Without it, a frame is the app's when its module is not the runtime, the shared framework or a package.",
+        AllowMultipleArgumentsPerToken = false,
+    };
+
+    public Option<DirectoryInfo[]> Symbols { get; } = new("--symbols")
+    {
+        Description = "A folder holding the app's modules and their PDBs (repeatable), read instead of the files at the paths the trace gives: for a trace or a sidecar whose app's files are elsewhere.",
+        HelpName = "folder",
         AllowMultipleArgumentsPerToken = false,
     };
 
@@ -111,7 +125,11 @@ internal sealed class SharedOptions
 
     // An assembly's file name names the assembly: Contoso.Orders.dll is Contoso.Orders.
     public DiagnosisOptions Diagnosis(ParseResult parse) =>
-        DiagnosisOptions.Default with { AppPrefixes = [.. (parse.GetValue(App) ?? []).Select(AssemblyOrNamespace)] };
+        DiagnosisOptions.Default with
+        {
+            AppPrefixes = [.. (parse.GetValue(App) ?? []).Select(AssemblyOrNamespace)],
+            SymbolFolders = [.. (parse.GetValue(Symbols) ?? []).Select(folder => folder.FullName)],
+        };
 
     /// <summary>The report as <c>--format</c>, <c>--json</c> and <c>--output</c> ask.</summary>
     public ReportWriter Report(ParseResult parse, TextWriter console) =>

@@ -26,7 +26,7 @@ internal sealed class StacksCommand(SharedOptions shared, TextWriter output)
     {
         var command = new Command("stacks", "Groups every managed thread of a process (or of a .nettrace file) by identical stack, and names the call each group is parked in, the app's line that made it, and its fix.")
         {
-            _trace, shared.ProcessId, shared.Name, shared.DiagnosticPort, shared.ConnectTimeout, shared.Format, shared.Json, shared.Output, shared.Top, _allThreads, shared.App, _requestsWindow,
+            _trace, shared.ProcessId, shared.Name, shared.DiagnosticPort, shared.ConnectTimeout, shared.Format, shared.Json, shared.Output, shared.Top, _allThreads, shared.App, shared.Symbols, _requestsWindow,
         };
         command.Validators.Add(r => shared.RequireOneTarget(r, _trace));
         command.SetAction(Run);

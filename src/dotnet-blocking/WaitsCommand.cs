@@ -19,7 +19,7 @@ internal sealed class WaitsCommand(SharedOptions shared, TextWriter output)
     {
         var command = new Command("waits", "The blocking waits (WaitHandleWait events, .NET 9+) of pool threads by call site and line, from a live process or a .nettrace file.")
         {
-            _trace, shared.ProcessId, shared.Name, shared.DiagnosticPort, shared.ConnectTimeout, _duration, shared.Format, shared.Json, shared.Output, shared.Top, shared.App,
+            _trace, shared.ProcessId, shared.Name, shared.DiagnosticPort, shared.ConnectTimeout, _duration, shared.Format, shared.Json, shared.Output, shared.Top, shared.App, shared.Symbols,
         };
         command.Validators.Add(r => shared.RequireOneTarget(r, _trace));
         shared.RefuseSpeedscope(command);

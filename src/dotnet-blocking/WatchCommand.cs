@@ -20,7 +20,7 @@ internal sealed class WatchCommand(SharedOptions shared, TextWriter output, Text
     {
         var command = new Command("watch", $"Waits for thread-pool starvation (a long queue whose items wait for a thread while the CPU stays under {StarvationRule.Default.MaxCpuPercent:0} %, read from the runtime's counters once a second), then names the blocking code at that moment.")
         {
-            shared.ProcessId, shared.Name, shared.DiagnosticPort, shared.ConnectTimeout, _timeout, shared.Format, shared.Json, shared.Output, shared.Top, shared.App,
+            shared.ProcessId, shared.Name, shared.DiagnosticPort, shared.ConnectTimeout, _timeout, shared.Format, shared.Json, shared.Output, shared.Top, shared.App, shared.Symbols,
         };
         command.Validators.Add(r => shared.RequireOneTarget(r));
         shared.RefuseSpeedscope(command);

@@ -46,6 +46,25 @@ public sealed class ProductionSourcesTests(StarvedStockApp app, ITestOutputHelpe
     }
 
     [Fact]
+    public async Task Stacks_OnATraceWithSymbols_ReadsTheAppsModuleAndPdbFromThatFolder()
+    {
+        var trace = await app.CollectedTraceAsync();
+        var symbols = Directory.CreateDirectory(Path.Combine(app.Folder, "symbols")).FullName;
+        foreach (var file in new[] { "Fabrikam.Stock.dll", "Fabrikam.Stock.pdb", "Fabrikam.Stock.deps.json" })
+        {
+            File.Copy(Path.Combine(app.AppFolder, file), Path.Combine(symbols, file), overwrite: true);
+        }
+
+        var run = await DiagnoseCli.RunAsync("stacks", trace, "--symbols", symbols, "--json", "--top", "10");
+
+        Assert.True(run.ExitCode == 0, run.ToString());
+        var snapshot = JsonSerializer.Deserialize<StackSnapshot>(run.Output, Json)!;
+        var module = snapshot.Modules.Single(m => m.Module == "Fabrikam.Stock");
+        Assert.True(module.IsApp && module.Path == Path.Combine(symbols, "Fabrikam.Stock.dll"), $"{module}");
+        Assert.Contains(snapshot.BlockedPoolSites, s => s.Blocking.Kind == BlockingKind.Sleep && app.Sleep.IsNamedBy(s, release: true));
+    }
+
+    [Fact]
     public async Task Stacks_OnATraceCutShort_ExitsWithOneLineSayingSo()
     {
         var bytes = await File.ReadAllBytesAsync(await app.CollectedTraceAsync());
@@ -116,6 +135,9 @@ public sealed class StarvedStockApp : IAsyncLifetime
     public string Folder { get; } = Directory.CreateTempSubdirectory("blocking-sources-").FullName;
 
     public string Port => Path.Combine(Folder, "port.sock");
+
+    /// <summary>The folder the app runs from, its modules and PDBs in it.</summary>
+    public string AppFolder => Path.GetDirectoryName(_app.ServerOptions.AppPath)!;
 
     public int ProcessId => _server!.ProcessId;
 
