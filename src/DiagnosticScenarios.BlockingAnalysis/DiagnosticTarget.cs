@@ -1,4 +1,5 @@
 using System.Globalization;
+using System.Net.Sockets;
 using Microsoft.Diagnostics.NETCore.Client;
 
 namespace DiagnosticScenarios.BlockingAnalysis;
@@ -47,6 +48,7 @@ public sealed class DiagnosticTarget : IDisposable
     public static DiagnosticTarget Listen(string path, TimeSpan patience)
     {
         var fullPath = Path.GetFullPath(path);
+        DeleteIfStale(fullPath);
         using var waiting = new CancellationTokenSource(patience);
         DiagnosticsClientConnector? connector;
         try
@@ -62,16 +64,39 @@ public sealed class DiagnosticTarget : IDisposable
         {
             connector = null;
         }
-        catch (Exception e) when (e is IOException or System.Net.Sockets.SocketException or UnauthorizedAccessException or ArgumentException)
+        catch (Exception e) when (e is IOException or SocketException or UnauthorizedAccessException or ArgumentException)
         {
             throw new DiagnosisException(DiagnosisFailure.PortUnreachable,
-                $"Cannot listen on {fullPath} ({e.GetType().Name}: {TargetProcess.FirstLine(e.Message)}): give a path in a folder this user can write, where no other tool listens.", e);
+                $"Cannot listen on {fullPath} ({e.GetType().Name}: {TargetProcess.FirstLine(e.Message)}): give a path in a folder this user can write, where no other tool listens now.", e);
         }
 
         return connector is null
             ? throw new DiagnosisException(DiagnosisFailure.NoRuntimeConnected,
                 $"No runtime connected to {fullPath} within {patience.TotalSeconds.ToString("0.#", CultureInfo.InvariantCulture)} s: start the app with DOTNET_DiagnosticPorts={fullPath},nosuspend, with that folder shared with this tool.")
             : new DiagnosticTarget(null, fullPath, connector);
+    }
+
+    // A socket file nothing listens on, left by a tool that was killed while it listened, would refuse the bind.
+    private static void DeleteIfStale(string path)
+    {
+        if (!File.Exists(path) || (File.GetAttributes(path) & FileAttributes.Directory) != 0)
+        {
+            return;
+        }
+
+        using var probe = new Socket(AddressFamily.Unix, SocketType.Stream, ProtocolType.Unspecified);
+        try
+        {
+            probe.Connect(new UnixDomainSocketEndPoint(path));
+        }
+        catch (SocketException e) when (e.SocketErrorCode is SocketError.ConnectionRefused)
+        {
+            File.Delete(path);
+        }
+        catch (SocketException)
+        {
+            // Not a socket, or not this user's: the bind below says so.
+        }
     }
 
     /// <summary>A client of the target's runtime; for a process by id, once it is known to run and publish its port.</summary>

@@ -1,4 +1,5 @@
 using System.Globalization;
+using System.Net.Sockets;
 using System.Text.Json;
 using DiagnosticScenarios.BlockingAnalysis;
 using DiagnosticScenarios.Tests.BlockingAnalysis;
@@ -108,9 +109,12 @@ public sealed class ProductionSourcesTests(StarvedStockApp app, ITestOutputHelpe
     }
 
     [Fact]
-    public async Task Stacks_OnADiagnosticPortNoRuntimeConnectsTo_GivesUpAtItsConnectTimeout_WithOneLine()
+    public async Task Stacks_OnADiagnosticPortNoRuntimeConnectsTo_ListensInPlaceOfAStaleSocket_AndGivesUpAtItsConnectTimeout_WithOneLine()
     {
         var port = Path.Combine(app.Folder, "nobody.sock");
+        // What a listener killed outright leaves: the socket's file, nothing listening on it (bound here, never listening).
+        using var stale = new Socket(AddressFamily.Unix, SocketType.Stream, ProtocolType.Unspecified);
+        stale.Bind(new UnixDomainSocketEndPoint(port));
 
         var run = await DiagnoseCli.RunAsync("stacks", "--diagnostic-port", port, "--connect-timeout", "1s");
 
