@@ -149,14 +149,14 @@ timeout 180 dotnet run --project src/DiagnosticScenarios.LoadRunner -- run --url
 load=$!
 check "step 3: the page's server says starved under taskwait" starved
 dotnet src/dotnet-blocking/bin/Release/net10.0/dotnet-blocking.dll stacks -n DiagnosticScenarios --top 3 >"$work/stacks.out" 2>&1
-check "step 6: stacks names taskwait's route and its fix" \
-  bash -c "$(declare -f contains); contains '$work/stacks.out' 'blocked in Task.Result / Wait' && contains '$work/stacks.out' '/api/diagscenario/taskwait → taskasyncwait'"
+check "step 6: stacks names taskwait's action, its line and its fix in the Release build" \
+  bash -c "$(declare -f contains); contains '$work/stacks.out' 'blocked in Task.Result / Wait (sync-over-async) at StarvationScenariosController.cs:' && contains '$work/stacks.out' 'in StarvationScenariosController.TaskWait' && contains '$work/stacks.out' '/api/diagscenario/taskwait → taskasyncwait'"
 # Right after step 6, while the 30 s load still runs (a slow machine reached the end of it after the trace below).
 PATH="$HOME/.dotnet/tools:$PATH" dotnet-blocking stacks -n DiagnosticScenarios --top 3 >"$work/tool-stacks.out" 2>&1
-check "dotnet-blocking: the installed tool names taskwait's route" contains "$work/tool-stacks.out" "/api/diagscenario/taskwait"
+check "dotnet-blocking: the installed tool names taskwait's action" contains "$work/tool-stacks.out" "in StarvationScenariosController.TaskWait"
 dotnet src/dotnet-blocking/bin/Release/net10.0/dotnet-blocking.dll waits -n DiagnosticScenarios --duration 5s >"$work/waits.out" 2>&1
-check "step 7: waits names taskwait's .Result" \
-  bash -c "$(declare -f contains); contains '$work/waits.out' 'Task.Result / Wait' && contains '$work/waits.out' 'GET /api/diagscenario/taskwait'"
+check "step 7: waits names taskwait's .Result and its action" \
+  bash -c "$(declare -f contains); contains '$work/waits.out' 'Task.Result / Wait' && contains '$work/waits.out' 'in StarvationScenariosController.TaskWait'"
 check "step 7: dotnet-trace collects the wait events to trace.nettrace" \
   dotnet tool run dotnet-trace -- collect -n DiagnosticScenarios --clrevents waithandle --clreventlevel verbose --duration 00:00:00:10 -o trace.nettrace
 dotnet src/dotnet-blocking/bin/Release/net10.0/dotnet-blocking.dll waits trace.nettrace >"$work/waits-file.out" 2>&1
