@@ -134,8 +134,8 @@ public sealed class LivePageFallbackTests(LazyBrowser browsers, LivePageFallback
         {
             browser.Driver.Navigate().GoToUrl(app.BaseAddress);
             SharedBrowser.WaitUntil(() => browser.Driver.FindElement(By.Id("stacks-capture")).Enabled, Patience, "offer its Capture now button");
-            // The button's own click, not a pointer at its place: a CI run's click reached neither the page's handler
-            // nor the script's listener above (the page may move while it fills in), and this test is about the poll.
+            // The button's own click, not a pointer at its place, which can miss both the page's handler and the script's
+            // listener above while the page moves as it fills in; this test is about the poll.
             browser.Driver.ExecuteScript("document.getElementById('stacks-capture').click();");
             SharedBrowser.WaitUntil(() => browser.Driver.FindElement(By.Id("stacks-status")).Text.StartsWith("The capture failed", StringComparison.Ordinal), Patience, "say the capture failed",
                 () => $"\"{browser.Driver.FindElement(By.Id("stacks-status")).Text}\", after:\n{string.Join('\n', browser.Read<string[]>("window.seen"))}");
