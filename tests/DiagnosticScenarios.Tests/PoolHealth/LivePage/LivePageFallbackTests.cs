@@ -180,9 +180,9 @@ public sealed class LivePageFallbackTests(LazyBrowser browsers, LivePageFallback
 
     /// <summary>
     /// The app restarted while its page stayed open: the browser's stream reconnects to the same port with the first run's
-    /// last event id, the server sends the new run's samples from its first, and the page shows them (it had dropped each
-    /// as one it already had, and kept the first run's figures). Two servers of its own, one after the other, on one port
-    /// for the live page's server. The page tells a new run by the run id each sample carries, whichever run is the longer
+    /// last event id, the server sends the new run's samples from its first, and the page shows them rather than drop each as
+    /// one it already has. Two servers of its own, one after the other, on one port for the live page's server. The page
+    /// tells a new run by the run id each sample carries, whichever run is the longer
     /// (<see cref="LivePage_StartsANewRun_OnASampleOfAnotherRun_WhateverItsSequence"/>).
     /// </summary>
     [ChromiumFact]
