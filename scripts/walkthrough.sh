@@ -151,7 +151,7 @@ check "step 3: the page's server says starved under taskwait" starved
 dotnet src/dotnet-blocking/bin/Release/net10.0/dotnet-blocking.dll stacks -n DiagnosticScenarios --top 3 >"$work/stacks.out" 2>&1
 check "step 6: stacks names taskwait's action, its line and its fix in the Release build" \
   bash -c "$(declare -f contains); contains '$work/stacks.out' 'blocked in Task.Result / Wait (sync-over-async) at StarvationScenariosController.cs:' && contains '$work/stacks.out' 'in StarvationScenariosController.TaskWait' && contains '$work/stacks.out' '/api/diagscenario/taskwait → taskasyncwait'"
-# Right after step 6, while the 30 s load still runs (a slow machine reached the end of it after the trace below).
+# Right after step 6, while the 30 s load still runs (on a slow machine it may end before the trace below).
 PATH="$HOME/.dotnet/tools:$PATH" dotnet-blocking stacks -n DiagnosticScenarios --top 3 >"$work/tool-stacks.out" 2>&1
 check "dotnet-blocking: the installed tool names taskwait's action" contains "$work/tool-stacks.out" "in StarvationScenariosController.TaskWait"
 dotnet src/dotnet-blocking/bin/Release/net10.0/dotnet-blocking.dll waits -n DiagnosticScenarios --duration 5s >"$work/waits.out" 2>&1
@@ -195,8 +195,8 @@ check "step 4: the page's server answers within a second while the pool starves 
   bash -c "$(declare -f contains within); contains '$work/live' '\"starved\":true' && within '$t' 0 1"
 # A request to the app's own Kestrel waits in the starved pool's queue: ten times what it took on the healthy app and
 # 50 ms at the least. Not the queue's whole second of work, which the starvation rule reads over three seconds: at one
-# instant the pool may just have taken a thread (a CI run's waited 0.198 s). curl gives up at 30 s (a CI run's did, at
-# 30.00007 s), and a request still waiting then has waited all the more.
+# instant the pool may just have taken a thread. curl gives up at 30 s, just past it, and a request still waiting then
+# has waited all the more.
 t=$(timed_get http://localhost:5000/api/threadpool "$work/live-kestrel")
 least=$(awk -v h="$healthy" 'BEGIN { x = 10 * h; printf "%.3f", (x < 0.05 ? 0.05 : x) }')
 check "step 4: the same through the app's Kestrel waits for a pool thread ($t s; $healthy s on the healthy app)" \

@@ -137,9 +137,9 @@ public static class StackSnapshots
             // The snapshot is one instant of the window: the tick of the sample profiler (every thread sampled at once) whose
             // stacks the window saw most, summed over its threads. A parked thread has the same stack in every tick; a thread
             // caught for a moment in a lock's slow path or a short wait, as a single sample (dotnet-stack's) can catch it,
-            // is there in few ticks, so an instant where it was is not chosen. One instant, not each thread's own most
-            // frequent stack: two threads taking turns at a lock, each sleeping inside it half the time, were both shown
-            // inside it at once (a CI snapshot of the lock pair), a moment that never was.
+            // is there in few ticks, so an instant where it was is not chosen. One instant, not each thread's own most frequent
+            // stack: two threads taking turns at a lock, each sleeping inside it half the time, would both be shown inside it at
+            // once, a moment that never was.
             var ticks = new List<Dictionary<int, CallStackIndex>>();
             var tickTimes = new List<DateTime>();
             var stacks = new Dictionary<CallStackIndex, TraceCallStack?>();
