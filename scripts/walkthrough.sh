@@ -91,6 +91,11 @@ check "find the blocking code: the page's server says starved under taskwait" st
 dotnet run --project src/dotnet-blocking -- stacks -n DiagnosticScenarios --top 3 >"$work/readme-stacks.out" 2>&1
 check "find the blocking code: stacks names taskwait's line in the Debug build, and its fix" \
   bash -c "$(declare -f contains); contains '$work/readme-stacks.out' 'at StarvationScenariosController.cs:[0-9]* \`_ = database.QueryAsync' && contains '$work/readme-stacks.out' '/api/diagscenario/taskwait → taskasyncwait'"
+dotnet tool run dotnet-counters -- monitor -n DiagnosticScenarios --counters System.Runtime,DiagnosticScenarios --duration 00:00:00:10 >"$work/counters-local.out" 2>&1
+check "step 5: dotnet-counters from the manifest shows the pool's queue" contains "$work/counters-local.out" "dotnet.thread_pool.queue.length"
+# The tutorial's command runs until q is pressed: here, for 10 s.
+PATH="$HOME/.dotnet/tools:$PATH" timeout 10 dotnet-counters monitor -n DiagnosticScenarios --counters System.Runtime,DiagnosticScenarios >"$work/counters.out" 2>&1
+check "step 5: dotnet-counters, installed globally, shows the pool's thread count" contains "$work/counters.out" "dotnet.thread_pool.thread.count"
 wait "$load"; rc=$? # bounded: the load's 60 s and timeout's 180 s
 check "find the blocking code: scripts/load.sh taskwait 125 60s ends (exit $rc)" test "$rc" -eq 0
 check "the app stops within 10 s of SIGTERM" stop
@@ -129,6 +134,8 @@ check "step 0: the Release app starts with the http profile" \
 check "step 0: dotnet build -c Release src/dotnet-blocking" dotnet build -c Release src/dotnet-blocking
 dotnet tool run dotnet-trace -- ps >"$work/trace-ps.out" 2>&1
 check "running: dotnet-trace ps lists the app by its name" contains "$work/trace-ps.out" "DiagnosticScenarios"
+check "step 0: dotnet tool install --global dotnet-counters" dotnet tool install --global dotnet-counters
+check "step 0: dotnet tool install --global dotnet-stack" dotnet tool install --global dotnet-stack
 check "dotnet-blocking: dotnet pack the CLI" dotnet pack -c Release --no-build src/dotnet-blocking -o ./packages
 check "dotnet-blocking: dotnet tool install --global the CLI" dotnet tool install --global --source ./packages dotnet-blocking
 
@@ -151,6 +158,8 @@ check "step 3: the page's server says starved under taskwait" starved
 dotnet src/dotnet-blocking/bin/Release/net10.0/dotnet-blocking.dll stacks -n DiagnosticScenarios --top 3 >"$work/stacks.out" 2>&1
 check "step 6: stacks names taskwait's action, its line and its fix in the Release build" \
   bash -c "$(declare -f contains); contains '$work/stacks.out' 'blocked in Task.Result / Wait (sync-over-async) at StarvationScenariosController.cs:' && contains '$work/stacks.out' 'in StarvationScenariosController.TaskWait' && contains '$work/stacks.out' '/api/diagscenario/taskwait → taskasyncwait'"
+dotnet tool run dotnet-stack -- report -n DiagnosticScenarios >"$work/dotnet-stack.out" 2>&1
+check "step 6: dotnet-stack reports the raw stacks, the threads parked in .Result" contains "$work/dotnet-stack.out" "Task.InternalWaitCore"
 # Right after step 6, while the 30 s load still runs (on a slow machine it may end before the trace below).
 PATH="$HOME/.dotnet/tools:$PATH" dotnet-blocking stacks -n DiagnosticScenarios --top 3 >"$work/tool-stacks.out" 2>&1
 check "dotnet-blocking: the installed tool names taskwait's action" contains "$work/tool-stacks.out" "in StarvationScenariosController.TaskWait"
