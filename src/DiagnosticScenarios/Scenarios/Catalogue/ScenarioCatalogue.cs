@@ -131,8 +131,7 @@ public static class ScenarioCatalogue
             "no thread is held while the upstream takes its time",
             Delay(BlockingDefaults.HttpClientDelayMs),
             // Whether the pool helps depends on where the first threads wait: for a new connection, with
-            // GetAwaiter().GetResult() (it helps), or in a pooled connection's socket read (it does not). Six runs of its
-            // 1.5 s load: 16 cooperative-blocking adjustments in three, 2 in two, none in one.
+            // GetAwaiter().GetResult() (it helps), or in a pooled connection's socket read (it does not); so it varies from run to run.
             new RuntimeView(PoolCompensates: null, RaisesWaitHandleWait: true, SnapshotNamesIt: true, RuleDeclaresIt: true, NamedToTheLine: true),
             flaggedBy: [AnalyzerRules.Dsb001]),
         .. BlockingPair("bodyread", "bodyread-async", Action(nameof(BodyReadScenariosController), nameof(BodyReadScenariosController.BodyRead)),

@@ -12,7 +12,7 @@ namespace DiagnosticScenarios.Tests.Scenarios.Catalogue;
 /// <summary>
 /// The app's source compiled in process with Roslyn, with the analyzers of <see cref="AnalyzerRules.All"/> turned on
 /// over the files that hold the scenarios' code, this repository's (<see cref="AnalyzerRules.ThisPackage"/>) over the whole
-/// app as its build runs it, and what they report. Once per test class: it takes a few seconds.
+/// app as its build runs it, and what they report. Once per test class: it takes seconds of CPU.
 /// </summary>
 /// <remarks>
 /// The scenarios suppress their deliberate anti-patterns with <c>#pragma warning disable</c>. Those suppressions are
