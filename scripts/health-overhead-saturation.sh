@@ -54,8 +54,8 @@ start() {
   wait_until_answering "http://127.0.0.1:$port" || { kill "$pid"; exit 1; }
   printf -v "pid_$1" '%s' "$pid"
   printf -v "url_$1" '%s' "http://127.0.0.1:$port/api/diagscenario/ping"
-  # A warm-up so both sides are measured after JIT and connection set-up: after 2 s, tiered compilation still took
-  # about 5 % of the server's CPU in the measured run.
+  # A warm-up so both sides are measured after JIT and connection set-up: a shorter one leaves tiered compilation still
+  # busy in the measured run.
   wrk -t 2 -c "$connections" -d 5s "http://127.0.0.1:$port/api/diagscenario/ping" >/dev/null
   if [[ -n "${SCRAPE:-}" ]]; then scrape_every_second "$live_page" & printf -v "scraper_$1" '%s' "$!"; fi
 }
@@ -90,8 +90,8 @@ run() { # $1 = true|false: a fresh server, measured once
 
 if [[ -n "${BURSTS:-}" ]]; then
   # Both servers at once, each started and warmed once a round, then pairs of short loads (the duration argument each,
-  # say 2s), one server and the other by turns: the machine's drift, which moves a whole run on a shared machine by
-  # 15 % either way, has seconds, not a minute, to come between the two sides of a pair. The idle server's own
+  # say 2s), one server and the other by turns: the machine's drift, which moves a whole run on a shared machine by more
+  # than the cost measured, has seconds, not a minute, to come between the two sides of a pair. The idle server's own
   # threads (its sampler and probe, its scrape) run on both sides alike. $BURSTS pairs in ROUNDS rounds (4 by default),
   # each on a new pair of servers started in the other order than the round before: a server's place in the start order
   # (which one's threads, memory and ports come first) weighs on both sides alike.

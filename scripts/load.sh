@@ -85,8 +85,8 @@ case "$tool" in
   siege)
     # siege has been seen to hang once its -t time is up (JoeDog/siege#66): 2 s later an interrupt makes it print its
     # summary and exit as Ctrl+C would, and 2 s after that it is killed. Debian's 4.0.7 also deadlocks there, a worker
-    # cancelled inside malloc waiting at its exit for the arena lock it still holds (gdb; a few runs in a hundred
-    # back to back); nothing but the kill ends that one, and it prints no summary.
+    # cancelled inside malloc waiting at its exit for the arena lock it still holds; nothing but the kill ends that one,
+    # and it prints no summary.
     pace=(-b); [ -n "$think" ] && pace=(-d "$think")
     status=0
     timeout -s INT -k 2 "$(( seconds + 2 ))" siege "${pace[@]}" -c "$connections" -t "${seconds}S" "$url" || status=$?

@@ -78,9 +78,8 @@ public static partial class FrameNames
     public static bool IsAsyncMethod(string method)
     {
         ArgumentNullException.ThrowIfNull(method);
-        // The async method's own name, or its core beneath the public one (SemaphoreSlim.WaitAsyncCore takes the semaphore's
-        // lock for a moment: CI saw a GOOD twin's thread wait 16 ms there, which the match on "SemaphoreSlim.Wait" had
-        // reported as a synchronous semaphore wait).
+        // The async method's own name, or its core beneath the public one: SemaphoreSlim.WaitAsyncCore takes the semaphore's
+        // lock for a moment, which a match on "SemaphoreSlim.Wait" would report as a synchronous semaphore wait.
         var name = method.AsSpan(method.LastIndexOf('.') + 1);
         var async = name.LastIndexOf("Async", StringComparison.Ordinal);
         return async >= 0 && (async + "Async".Length == name.Length || char.IsUpper(name[async + "Async".Length]));
@@ -88,9 +87,8 @@ public static partial class FrameNames
 
     /// <summary>
     /// A method compiled at run time without the number that tells its copies apart (<c>dynamicClass.lambda_method</c>):
-    /// the first requests to reach an action of a cold app at once may each compile its invoker (a capture of a cold
-    /// server's first tasksleepwait second found nine threads parked in six of them, <c>lambda_method42</c> to <c>50</c>),
-    /// the same code, numbered apart.
+    /// the first requests to reach an action of a cold app at once may each compile its invoker, the same code, numbered
+    /// apart (<c>lambda_method42</c>, <c>lambda_method43</c>, …).
     /// </summary>
     /// <param name="invoker">A method compiled at run time, as <see cref="InlinedInvoker.Method"/> names it.</param>
     public static string WithoutCopyNumber(string invoker) => CompiledCopyNumber().Replace(invoker, "lambda_method");

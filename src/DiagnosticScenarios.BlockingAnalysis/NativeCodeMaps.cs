@@ -104,10 +104,9 @@ internal sealed class NativeCodeMaps
 
     /// <summary>
     /// A module's file as the runtime's loader events spell it, for a path TraceLog gives. TraceLog lowercases the path of
-    /// a module the process loads while the session records (<c>…/bin/release/net10.0/…</c>, seen on Linux for a module
-    /// first used during a <c>waits</c> session), which on a case-sensitive file system names no file, no entry in a
-    /// <c>.deps.json</c> folder and no identity: the loader's own spelling, when exactly one path differs from it by case
-    /// alone, is the file. Any other path is returned as it came.
+    /// a module the process loads while the session records (<c>…/bin/release/net10.0/…</c>), which on a case-sensitive file
+    /// system names no file, no entry in a <c>.deps.json</c> folder and no identity: the loader's own spelling, when exactly
+    /// one path differs from it by case alone, is the file. Any other path is returned as it came.
     /// </summary>
     /// <remarks>Where the module's file is read instead (<see cref="DiagnosisOptions.SymbolFolders"/>), that file.</remarks>
     public string LoadedPath(string tracePath) => _loadedPaths.GetValueOrDefault(tracePath) ?? _locate(tracePath);

@@ -102,8 +102,8 @@ internal sealed class RuntimeCounters
     }
 
     /// <summary>
-    /// The seconds between a collection's start and end as the event carries them, or 1 when it carries no interval
-    /// (this had read strings only, and every interval counted as a second).
+    /// The seconds between a collection's start and end as the event carries them (DateTime or string), or 1 when it carries
+    /// no interval.
     /// </summary>
     internal static double IntervalSeconds(object? start, object? end) =>
         Time(start) is { } from && Time(end) is { } to && to > from ? (to - from).TotalSeconds : 1;

@@ -76,7 +76,7 @@ public static class StackSnapshots
         ArgumentNullException.ThrowIfNull(target);
         options ??= DiagnosisOptions.Default;
         var trace = ScratchFiles.NewPath($"stacks-{target.ProcessId}", ".nettrace");
-        var requests = new RequestListener();
+        using var requests = new RequestListener();
         var reading = Stopwatch.StartNew();
         StackSnapshot? snapshot = null;
         var captureMs = 0.0;
@@ -84,6 +84,7 @@ public static class StackSnapshots
         {
             EventPipeRecorder.Listen(target, RequestEvents.Providers, requests.OnEvent, ended =>
             {
+                requests.WaitForEndpoint(patience / 2, ended);
                 var recording = Stopwatch.StartNew();
                 Record(target, trace, options);
                 captureMs = recording.Elapsed.TotalMilliseconds;
@@ -169,9 +170,9 @@ public static class StackSnapshots
             // The snapshot is one instant of the window: the tick of the sample profiler (every thread sampled at once) whose
             // stacks the window saw most, summed over its threads. A parked thread has the same stack in every tick; a thread
             // caught for a moment in a lock's slow path or a short wait, as a single sample (dotnet-stack's) can catch it,
-            // is there in few ticks, so an instant where it was is not chosen. One instant, not each thread's own most
-            // frequent stack: two threads taking turns at a lock, each sleeping inside it half the time, were both shown
-            // inside it at once (a CI snapshot of the lock pair), a moment that never was.
+            // is there in few ticks, so an instant where it was is not chosen. One instant, not each thread's own most frequent
+            // stack: two threads taking turns at a lock, each sleeping inside it half the time, would both be shown inside it at
+            // once, a moment that never was.
             var ticks = new List<Dictionary<int, CallStackIndex>>();
             var tickTimes = new List<DateTime>();
             var stacks = new Dictionary<CallStackIndex, TraceCallStack?>();
@@ -210,14 +211,19 @@ public static class StackSnapshots
                 (int)Math.Round(ids.Average(id => ticks.Count(tick => tick.TryGetValue(id, out var index) && index == atInstant[id])));
             var instant = chosen < 0 ? DateTime.UtcNow : tickTimes[chosen];
             var reading = Stopwatch.StartNew();
-            requests = labelsAt([.. byStack.Where(g => g.First().Value.InvokerIndex is not null).Select(g => (IReadOnlyList<int>)[.. g.Select(t => t.Key)])], instant);
+            var byInvoker = threads.Where(t => t.Value.InvokerIndex is not null)
+                .GroupBy(t => InvokerKey(t.Value), StringComparer.Ordinal)
+                .ToDictionary(g => g.Key, g => (IReadOnlyList<int>)[.. g.Select(t => t.Key).Order()], StringComparer.Ordinal);
+            requests = labelsAt([.. byInvoker.Values], instant);
             requestsMs = reading.Elapsed.TotalMilliseconds;
             groups = [.. byStack
                 .Select(g =>
                 {
                     var ids = g.Select(t => t.Key).Order().ToList();
-                    var labels = requests is null ? [] : ids.Select(id => requests.Endpoints.GetValueOrDefault(id)).OfType<EndpointLabel>().ToList();
-                    return Group(ids, resolver.NameInlined(g.First().Value, labels, ids.Count), requests) with { SampledIn = SampledIn(ids) };
+                    var stack = g.First().Value;
+                    var labelled = stack.InvokerIndex is null ? ids : byInvoker[InvokerKey(stack)];
+                    var labels = requests is null ? [] : labelled.Select(id => requests.Endpoints.GetValueOrDefault(id)).OfType<EndpointLabel>().ToList();
+                    return Group(ids, resolver.NameInlined(stack, labels, labelled.Count), requests) with { SampledIn = SampledIn(ids) };
                 })
                 .OrderByDescending(g => g.Threads)
                 .ThenByDescending(g => g.PoolThreads)
@@ -269,6 +275,11 @@ public static class StackSnapshots
         return instant;
     }
 
+    // Threads parked under one method compiled at run time run one endpoint: ASP.NET Core compiles an invoker per action
+    // or handler, so a thread labelled in any of its stacks names them all. Any other stack is its own.
+    private static string InvokerKey(ResolvedStack stack) =>
+        stack.InvokerIndex is { } at && stack.Frames[at].IsDynamic ? stack.Frames[at].Name : stack.Key;
+
     private static ThreadGroup Group(List<int> threadIds, ResolvedStack stack, RequestLabels? requests) =>
         new(threadIds.Count, FrameNames.IsPoolWorker(stack.Names), BlockingFrame.Find(stack.Names), stack.AppFrames, threadIds, stack.Names)
         {
@@ -296,7 +307,7 @@ public sealed record ThreadLabel(string Request, EndpointLabel? Endpoint = null)
 /// each group that needs one.
 /// </summary>
 /// <param name="when">When the requests were read, as the labels' source says it (e.g. "while watching"); null: for how long.</param>
-internal sealed class RequestListener(string? when = null)
+internal sealed class RequestListener(string? when = null) : IDisposable
 {
     private static readonly TimeSpan Poll = TimeSpan.FromMilliseconds(20);
 
@@ -307,6 +318,7 @@ internal sealed class RequestListener(string? when = null)
     private readonly RequestEvents.Tally _tally = new();
     private readonly Lock _lock = new();
     private readonly Stopwatch _listening = Stopwatch.StartNew();
+    private readonly ManualResetEventSlim _endpointStarted = new();
     private TimeSpan _lastEvent;
 
     public void OnEvent(Microsoft.Diagnostics.Tracing.TraceEvent data)
@@ -316,7 +328,20 @@ internal sealed class RequestListener(string? when = null)
             _tally.Add(data);
             _lastEvent = _listening.Elapsed;
         }
+
+        if (RequestEvents.EndpointLogged(data) is (_, true))
+        {
+            _endpointStarted.Set();
+        }
     }
+
+    /// <summary>
+    /// Waits, at most <paramref name="lead"/>, until an endpoint starts: a snapshot taken after it finds that request's
+    /// thread still running it, labelled, where one taken at once would find only threads whose requests began unseen.
+    /// </summary>
+    public void WaitForEndpoint(TimeSpan lead, WaitHandle ended) => WaitHandle.WaitAny([_endpointStarted.WaitHandle, ended], lead);
+
+    public void Dispose() => _endpointStarted.Dispose();
 
     /// <summary>
     /// The labels at <paramref name="instant"/>, once each group has a thread whose endpoint the events name, the patience
@@ -325,7 +350,8 @@ internal sealed class RequestListener(string? when = null)
     public RequestLabels LabelsOnceNamed(IReadOnlyList<IReadOnlyList<int>> groups, DateTime instant, TimeSpan patience, WaitHandle ended)
     {
         var waiting = Stopwatch.StartNew();
-        while (!Named(groups, instant) && waiting.Elapsed < patience && !IsQuiet() && !ended.WaitOne(Poll))
+        var since = _listening.Elapsed;
+        while (!Named(groups, instant) && waiting.Elapsed < patience && !IsQuiet(since) && !ended.WaitOne(Poll))
         {
         }
 
@@ -336,11 +362,13 @@ internal sealed class RequestListener(string? when = null)
         }
     }
 
-    private bool IsQuiet()
+    // Counted from the later of the last event and the start of the wait: events arrive in batches, and the snapshot's own
+    // recording and analysis take longer than a quiet spell.
+    private bool IsQuiet(TimeSpan since)
     {
         lock (_lock)
         {
-            return _listening.Elapsed - _lastEvent >= Quiet;
+            return _listening.Elapsed - (_lastEvent > since ? _lastEvent : since) >= Quiet;
         }
     }
 

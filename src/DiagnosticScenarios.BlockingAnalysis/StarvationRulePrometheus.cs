@@ -14,8 +14,8 @@ namespace DiagnosticScenarios.BlockingAnalysis;
 /// <param name="For">
 /// How long the rule must keep holding before the alert fires (the alert's <c>for:</c>). Three seconds, the rule's own
 /// window again: under taskwait at 125 connections on two processors the pool's compensation drains the queue for a
-/// sample every few seconds from about ten seconds in, which ends the rule's streak; at five seconds the alert needed
-/// eight unbroken samples and one CI run of seven never had them (pending 6.3 s into the load, broken at 10.3 s).
+/// sample every few seconds from about ten seconds in, which ends the rule's streak; five seconds would need eight
+/// unbroken samples, which such a load does not always give.
 /// </param>
 public sealed record PrometheusRuleDurations(TimeSpan ScrapeInterval, TimeSpan RateWindow, TimeSpan For)
 {

@@ -4,7 +4,7 @@ namespace DiagnosticScenarios.Hosting;
 /// Where the app reads its <c>appsettings.json</c> and serves the live page from. ASP.NET Core takes the current directory,
 /// which <c>dotnet run</c> makes the project's and the load runner makes the app's folder; the built app started from
 /// anywhere else (<c>dotnet src/DiagnosticScenarios/bin/Release/net10.0/DiagnosticScenarios.dll</c> from the repository's
-/// root) read no settings and served no page. Then the app's own folder, where the build puts both.
+/// root) would read no settings and serve no page. Then the app's own folder, where the build puts both.
 /// </summary>
 public static class AppContentRoot
 {

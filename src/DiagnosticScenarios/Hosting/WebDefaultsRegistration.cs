@@ -4,7 +4,7 @@ using Microsoft.Extensions.DependencyInjection.Extensions;
 
 namespace DiagnosticScenarios.Hosting;
 
-/// <summary>What every room stands on: ProblemDetails for every error, the input rules, AllowedHosts, the app's origins, the OpenAPI document.</summary>
+/// <summary>What every feature stands on: ProblemDetails for every error, the input rules, AllowedHosts, the app's origins, the OpenAPI document.</summary>
 public static class WebDefaultsRegistration
 {
     public static IServiceCollection AddWebDefaults(this IServiceCollection services)

@@ -104,7 +104,7 @@ public sealed class AppCodeTests : IDisposable
     }
 
     // A self-contained single-file app keeps the framework in its bundle: the trace names module files that are not on disk,
-    // and the loader's events name each one's assembly, with its public key token (seen so on Fabrikam.Stock published so).
+    // and the loader's events name each one's assembly, with its public key token.
     [Fact]
     public void AModuleWithNoFile_IsDecidedByItsIdentityInTheTrace()
     {

@@ -6,8 +6,8 @@ namespace DiagnosticScenarios.Tests.BlockingAnalysis;
 
 /// <summary>
 /// Which call a sampled stack is parked in, and whether the app's code made it. A sample catches running threads too: one
-/// caught inside a non-blocking call must not be reported as parked there (CI once saw an async query's send reported as
-/// "blocked in socket write"), nor a driver's momentary lock inside an awaited call as the app blocking (seen once too).
+/// caught inside a non-blocking call (an async query's send) must not be reported as parked there, nor a driver's
+/// momentary lock inside an awaited call as the app blocking.
 /// </summary>
 public sealed class BlockingClassificationTests
 {
@@ -51,8 +51,8 @@ public sealed class BlockingClassificationTests
         Assert.Null(BlockingFrame.Find(frames));
     }
 
-    // A ReadyToRun CoreLib inlines the pool's work loop into the worker's start; run jitted (DOTNET_ReadyToRun=0, seen so on
-    // a minimal API loaded with hey) it keeps its frame, under every pool thread, the busy ones too. Leaf first, from that snapshot.
+    // A ReadyToRun CoreLib inlines the pool's work loop into the worker's start; run jitted (DOTNET_ReadyToRun=0) it keeps
+    // its frame, under every pool thread, the busy ones too. Leaf first, from such a snapshot.
     private static readonly string[] JittedPoolWorkerBottom =
     [
         "System.Private.CoreLib!System.Threading.ThreadPoolWorkQueue.Dispatch()",
@@ -164,8 +164,8 @@ public sealed class BlockingClassificationTests
     }
 
     // A DI factory's wait, as the container calls it at first (its call-site resolver) and once it has resolved the service
-    // twice (the resolver it compiles, a dynamic method of its module): under load almost every call is the second kind, and
-    // a CI snapshot of difactory found 14 of its 16 threads there, with the fix of a plain .Result.
+    // twice (the resolver it compiles, a dynamic method of its module): under load almost every call is the second kind,
+    // which must still get the DI factory's fix, not a plain .Result's.
     [Theory]
     [InlineData("Microsoft.Extensions.DependencyInjection!Microsoft.Extensions.DependencyInjection.ServiceLookup.CallSiteRuntimeResolver.VisitFactory(class Microsoft.Extensions.DependencyInjection.ServiceLookup.FactoryCallSite,class Microsoft.Extensions.DependencyInjection.ServiceLookup.RuntimeResolverContext)")]
     [InlineData("Microsoft.Extensions.DependencyInjection!dynamicClass.ResolveService(pMT: 0x7f7da3186730,pMT: 0x7f7da2c36098)")]
@@ -190,7 +190,7 @@ public sealed class BlockingClassificationTests
 
     // Leaf first, from a snapshot of the sync shape on the embedded responder (docs/sql.md): threads queued in SqlClient's
     // connection pool inside the action's Open, and threads in the command's socket read. The waits are the driver's; the
-    // fix is the twin of the call the action made, which for Open was the wait primitive's (a Channel) before.
+    // fix is the twin of the call the action made, not of the wait primitive beneath it.
     public static TheoryData<string, string[]> WaitsInsideADriverCall => new()
     {
         {
@@ -303,8 +303,8 @@ public sealed class BlockingClassificationTests
         Assert.True(wrong.Count == 0, $"fixes pointing at no BAD scenario and its twin: {string.Join(", ", wrong)}");
     }
 
-    // Seen on a reviewer's app: `waits` gave the timer queue's lock, contended for a moment inside `await Task.Delay`, the fix
-    // for a lock of the app's. Task.Delay is awaited though its name does not say so.
+    // `await Task.Delay` contends for the timer queue's lock for a moment: that is not a lock of the app's, though Task.Delay's
+    // name does not say it is awaited.
     [Fact]
     public void FixFor_ALockInsideAnAwaitedTaskDelay_IsNone_ForTheWaitIsTheTimersNotTheApps()
     {
@@ -323,7 +323,7 @@ public sealed class BlockingClassificationTests
         Assert.Null(BlockingFrame.FixFor(BlockingFrame.Find(frames), frames, appFrame, underTaskRun: false));
     }
 
-    // Seen on a reviewer's app: a lock taken in a Task.Run delegate ended with the fix for blocking I/O under Task.Run.
+    // A lock taken in a Task.Run delegate gets a lock's fix, not the one for blocking I/O under Task.Run.
     [Fact]
     public void FixFor_ALockTakenInsideTaskRun_IsTheLocksFix_AndASleepThereTheTaskRunFix()
     {

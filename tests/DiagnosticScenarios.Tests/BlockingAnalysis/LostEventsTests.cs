@@ -36,9 +36,9 @@ public sealed class LostEventsTests : IDisposable
     public void Dispose() => Directory.Delete(_folder, recursive: true);
 
     // A 1 MB buffer left unread for two seconds (a fixed interval: the buffer must fill before anything reads it), while the
-    // sample profiler samples every thread every millisecond: the idle app's eighteen threads make about 14,000 samples a
-    // second, and one second unread lost 7,700 events (seen so; two seconds leave room for a busy machine's slower sampling).
-    // Then read to its end while the session stops, as every recording here does.
+    // sample profiler samples every thread every millisecond: the idle app's threads fill it within a second, and the second
+    // second leaves room for a busy machine's slower sampling. Then read to its end while the session stops, as every
+    // recording here does.
     private static void RecordUnreadAtFirst(int processId, string path)
     {
         var client = new DiagnosticsClient(processId);

@@ -97,7 +97,7 @@ public sealed class SourceLinesTests : IDisposable
 
     // A lock statement's call, filed under the brace before it, is named by the lock's line; a call with a line of its own by
     // that line. Where the JIT inlined Lock.EnterScope, the frame below the method is EnterScope's own callee, a call the IL
-    // does not make (seen so in a Release snapshot of the lock scenario).
+    // does not make.
     [Theory]
     [InlineData(OptimizationLevel.Release, "System.Threading.Lock.EnterScope", "lock (Gate)")]
     [InlineData(OptimizationLevel.Debug, "System.Threading.Lock.EnterScope", "lock (Gate)")]
@@ -117,8 +117,8 @@ public sealed class SourceLinesTests : IDisposable
         Assert.Equal((LineOf(statement), statement), (line.Line, line.Text));
     }
 
-    // After another statement the lock's call is filed under that statement's line, not the lock's (seen in a Release and
-    // a Debug build of a reviewer's app: `var total = amount * 2;` named for the lock below it).
+    // After another statement the lock's call is filed under that statement's line, not the lock's: `var total = amount * 2;`
+    // must not be named for the lock below it.
     [Theory]
     [InlineData(OptimizationLevel.Release, "System.Threading.Lock.EnterScope")]
     [InlineData(OptimizationLevel.Debug, "System.Threading.Lock.EnterScope")]
@@ -135,8 +135,8 @@ public sealed class SourceLinesTests : IDisposable
         Assert.Equal((source, LineOf("lock (Gate)", after: "var total"), "lock (Gate)"), (line.File, line.Line, line.Text));
     }
 
-    // A workshop edits the file while the app runs: the lines the PDB names are no longer the build's, so no text is shown,
-    // and the line says why (a reviewer's edited file had given "e (!scan.IsComple" for a Thread.Sleep).
+    // A workshop edits the file while the app runs: the lines the PDB names are no longer the build's, so no text is shown
+    // (it would be a fragment of some other line), and the line says why.
     [Fact]
     public void ASourceFileEditedSinceTheBuild_GivesTheBuildsLine_WithoutItsText_SayingSo()
     {

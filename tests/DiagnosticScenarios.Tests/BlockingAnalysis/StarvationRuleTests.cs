@@ -73,7 +73,7 @@ public sealed class StarvationRuleTests
     [Fact]
     public void ALockConvoy_ThreadsSteadyAndWorkCompletingOneByOne_WhileEveryQueuedItemWaits_IsStarvation()
     {
-        // As the lock pair measured under 125 connections: twelve threads throughout, the queue dipping and refilling, a few
+        // The lock pair's shape under 125 connections: twelve threads throughout, the queue dipping and refilling, a few
         // hundred items done a second, each queued item waiting about half a second.
         PoolSecond[] convoy = [new(12, 70, 120, 10), new(12, 4, 150, 8), new(12, 78, 140, 11)];
 

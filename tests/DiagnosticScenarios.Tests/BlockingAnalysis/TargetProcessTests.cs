@@ -6,7 +6,7 @@ namespace DiagnosticScenarios.Tests.BlockingAnalysis;
 
 /// <summary>
 /// <c>-n NAME</c> finds an app started as <c>dotnet NAME.dll</c> (docs/running.md's published folder), whose process is named
-/// <c>dotnet</c>: the CLI had answered "No process is named 'DiagnosticScenarios'" while it ran.
+/// <c>dotnet</c>, not NAME.
 /// </summary>
 public sealed class TargetProcessTests
 {

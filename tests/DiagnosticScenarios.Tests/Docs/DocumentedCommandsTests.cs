@@ -5,19 +5,10 @@ namespace DiagnosticScenarios.Tests.Docs;
 /// <summary>
 /// Every command a reader types from the README, the workshop, the running page and the tool's page is one CI runs word
 /// for word: <c>scripts/walkthrough.sh</c> runs them in order and checks what the text says each shows; <c>.ci/run</c>
-/// runs the README's test command. The few that cannot run here are named below with the reason, and must still be in
-/// the text.
+/// runs the README's test command.
 /// </summary>
 public sealed partial class DocumentedCommandsTests
 {
-    // Commands the documents give that no script here runs, and why.
-    private static readonly Dictionary<string, string> NotRunHere = new(StringComparer.Ordinal)
-    {
-        ["dotnet tool install --global dotnet-counters"] = "dotnet-counters is not in the package source this repository is built against",
-        ["dotnet tool install --global dotnet-stack"] = "dotnet-stack is not in the package source this repository is built against",
-        ["dotnet-counters monitor -n DiagnosticScenarios --counters System.Runtime,DiagnosticScenarios"] = "dotnet-counters is not installed here (step 5 runs its dotnet-trace equivalent)",
-    };
-
     // The documents whose ```bash blocks a reader copies from, each relative to the repository's root.
     private static readonly string[] Documents = ["README.md", "docs/workshop.md", "docs/running.md", "docs/dotnet-blocking.md"];
 
@@ -37,7 +28,7 @@ public sealed partial class DocumentedCommandsTests
 
     [Theory]
     [MemberData(nameof(Commands))]
-    public void DocumentedCommand_IsRunByCiWordForWord_OrListedAsNotRunHere(string document, string command)
+    public void DocumentedCommand_IsRunByCiWordForWord(string document, string command)
     {
         var walkthrough = Normalize(File.ReadAllText(Path.Combine(RepositoryPaths.Root, "scripts", "walkthrough.sh")));
         var ci = Normalize(File.ReadAllText(Path.Combine(RepositoryPaths.Root, ".ci", "run")));
@@ -45,23 +36,7 @@ public sealed partial class DocumentedCommandsTests
         var asWritten = new Regex($@"(^|\s){Regex.Escape(command)}(\s|$)", RegexOptions.Multiline);
         var run = asWritten.IsMatch(walkthrough) || asWritten.IsMatch(ci);
 
-        if (NotRunHere.ContainsKey(command))
-        {
-            // An exemption that no longer holds is dropped, not kept out of habit.
-            Assert.False(run, $"{document} gives `{command}`, listed as not run here, and CI runs it now: take it off the list.");
-        }
-        else
-        {
-            Assert.True(run, $"{document} gives `{command}`, which neither scripts/walkthrough.sh nor .ci/run runs as written.");
-        }
-    }
-
-    [Fact]
-    public void EveryCommandNotRunHere_IsStillInTheDocuments()
-    {
-        var documented = Commands().Select(row => (string)row[1]).ToHashSet(StringComparer.Ordinal);
-
-        Assert.All(NotRunHere.Keys, command => Assert.Contains(command, documented));
+        Assert.True(run, $"{document} gives `{command}`, which neither scripts/walkthrough.sh nor .ci/run runs as written.");
     }
 
     [Fact]

@@ -39,7 +39,7 @@ public sealed class DiagnoseCliTests
         Assert.Contains($"Process {sleep.Id} (sleep) publishes no .NET diagnostic port", DiagnoseCli.OneLine(run.Error), StringComparison.Ordinal);
     }
 
-    // A name that matches nothing is said to match nothing: it had read as a stack with no app frame at all, advising --app.
+    // A name that matches nothing is said to match nothing, not shown as a stack with no app frame that advises --app.
     [Fact]
     public async Task Stacks_WithAnAppNameThatMatchesNothing_SaySo()
     {
@@ -54,7 +54,7 @@ public sealed class DiagnoseCliTests
 
     // Every app frame carries the line of its call, not only the innermost run: past a framework frame (List.ForEach here,
     // Task.Run's task run inline by the thread that waits for it in an app), the caller that handed the work over gets its
-    // line too. It had none, in the text, the JSON and speedscope. And --app takes an assembly's file name for the assembly
+    // line too, in the text, the JSON and speedscope. And --app takes an assembly's file name for the assembly
     // (DiagnosticScenarios.Tests.dll is DiagnosticScenarios.Tests). The test host's stacks, with a thread of this class
     // parked in its own code; --top 1000: the JSON holds the shown groups, and the test host's other threads may be many.
     [Fact]
@@ -105,10 +105,10 @@ public sealed class DiagnoseCliTests
         Assert.Contains($"Watching process {Environment.ProcessId} for up to 3 s", run.Error, StringComparison.Ordinal);
     }
 
-    // A watched process that ends, crashed or stopped, ends the watch with one line saying so. Killed, its session's stream
-    // was cut off mid-block, the reader met a FormatException on its own thread and the tool died of it (exit 134); stopped
-    // cleanly, the stream ended and the watch waited out its timeout, here longer than the await's bound. Thirty days, past
-    // the 24.8 days one wait for a handle can take, had thrown as the watch began.
+    // A watched process that ends, crashed or stopped, ends the watch with one line saying so: killed, its session's stream
+    // is cut off mid-block, which must not kill the tool; stopped cleanly, the stream ends, which must not leave the watch
+    // waiting out its timeout (here longer than the await's bound). Thirty days is past the 24.8 days one wait for a handle
+    // can take, which must not throw as the watch begins.
     [Theory]
     [InlineData("KILL", 5)]
     [InlineData("TERM", 30 * 24 * 60)]
@@ -126,7 +126,7 @@ public sealed class DiagnoseCliTests
     }
 
     // A .NET process killed without the chance to remove its diagnostic socket leaves the file, named after its id, which a
-    // later process may reuse: the one in CI that had the sleep's id was one of the servers the tests kill.
+    // later process may reuse (the servers the tests kill leave such files).
     [Fact]
     public async Task Stacks_ForANonDotNetProcessWhoseIdALeftoverDiagnosticSocketNames_SaysItIsNotDotNet()
     {
@@ -197,7 +197,7 @@ public sealed class DiagnoseCliTests
         Assert.Contains("Usage:", run.Error, StringComparison.Ordinal);
     }
 
-    /// <summary>In the option's words: a bad process id had read "…as expected type 'System.Nullable`1[System.Int32]'".</summary>
+    /// In the option's words, not the parser's type name ("…as expected type 'System.Nullable`1[System.Int32]'").
     [Theory]
     [InlineData("--process-id must be a process id, a whole number such as 1234 (ps or dotnet-trace ps lists them), not 'abc'.", "stacks", "-p", "abc")]
     [InlineData("--process-id must be a process id, a whole number such as 1234 (ps or dotnet-trace ps lists them), not '-5'.", "waits", "-p=-5")]

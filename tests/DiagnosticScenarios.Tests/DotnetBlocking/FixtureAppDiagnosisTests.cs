@@ -77,8 +77,7 @@ public sealed class FixtureAppDiagnosisTests(ITestOutputHelper output)
         output.WriteLine(string.Join('\n', sites.Select(s => s.Describe(snapshot.PoolThreadCount))));
 
         // A snapshot is an instant: a route whose requests were all queued for a thread at it has no parked thread to name
-        // (seen once in about thirty runs: orders/7's three loops, the shortest route, held none of the twelve pool
-        // threads). Such a route is looked for in one more snapshot, as a user would take one.
+        // (the shortest route now and then). Such a route is looked for in one more snapshot, as a user would take one.
         bool NamedBy(IReadOnlyList<BlockingSite> candidates, IGrouping<string, BlockingChain> route) =>
             candidates.Any(s => route.Any(chain => s.Blocking.Kind == chain.Kind && chain.IsNamedBy(s, app.IsRelease)));
         if (chains.GroupBy(c => c.Route).Any(route => !NamedBy(sites, route)))

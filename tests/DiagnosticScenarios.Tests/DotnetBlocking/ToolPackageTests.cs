@@ -7,8 +7,8 @@ namespace DiagnosticScenarios.Tests.DotnetBlocking;
 public sealed class ToolPackageTests
 {
     /// <summary>
-    /// TraceEvent's Windows-only native libraries (ETW's KernelTraceControl, DIA's msdia140, three architectures each) had
-    /// been packed with the tool: about 10 of its 15 MB unpacked, for code the diagnosis never calls.
+    /// TraceEvent's Windows-only native libraries (ETW's KernelTraceControl, DIA's msdia140, three architectures each) stay
+    /// out of the tool: most of its size unpacked, for code the diagnosis never calls.
     /// </summary>
     [Fact]
     public void Package_CarriesNoWindowsOnlyNativeLibraryOfTraceEvent()

@@ -18,7 +18,7 @@ public sealed class WatchCountersTests
     }
 
     // A collection that ran late covers more than a second, and its counts with it: TraceEvent hands the interval's ends
-    // over as DateTime, which watch had not read (it took strings only), so every interval had counted as one second.
+    // over as DateTime, not strings, and an interval read as one second would inflate the rates.
     [Fact]
     public void IntervalSeconds_ReadsTheCollectionsOwnInterval_AsTraceEventHandsItOver()
     {

@@ -47,8 +47,9 @@ public sealed class WatchTests(ITestOutputHelper output)
     }
 
     /// <summary>
-    /// The runtime serves one metrics session at a time: a second gets no counter and had waited out its whole timeout,
-    /// then reported "no starvation". A second watch on the same process stands in for dotnet-counters or an agent.
+    /// The runtime serves one metrics session at a time: a second gets no counter, which must be said at once rather than
+    /// waiting out the whole timeout and reporting "no starvation". A second watch on the same process stands in for
+    /// dotnet-counters or an agent.
     /// </summary>
     [Fact]
     public async Task Watch_WhileAnotherToolReadsTheProcesssMetrics_ExitsWithOneLineSayingSo_InsteadOfWaitingOutItsTimeout()

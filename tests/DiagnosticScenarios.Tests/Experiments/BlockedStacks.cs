@@ -48,8 +48,8 @@ internal static class BlockedStacks
 
     /// <summary>
     /// Where the JIT inlined a controller action: into the method ASP.NET Core compiled to call it, which MVC's action
-    /// executor or invoker calls (the recorded runs: <c>ActionMethodExecutor+SyncObjectResultExecutor.Execute</c>, now and
-    /// then <c>ControllerActionInvoker.InvokeActionMethodAsync</c>).
+    /// executor or invoker calls (<c>ActionMethodExecutor+SyncObjectResultExecutor.Execute</c>, or
+    /// <c>ControllerActionInvoker.InvokeActionMethodAsync</c>).
     /// </summary>
     public static bool IsInlinedIntoAnActionInvoker(InlinedInvoker? inlinedInto) =>
         inlinedInto is { } into && into.CalledBy.Any(caller => caller.StartsWith("ActionMethodExecutor", StringComparison.Ordinal) || caller.StartsWith("ControllerActionInvoker", StringComparison.Ordinal));

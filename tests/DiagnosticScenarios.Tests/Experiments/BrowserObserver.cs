@@ -9,7 +9,7 @@ namespace DiagnosticScenarios.Tests.Experiments;
 /// The live page, open in a real browser for the whole run, as a person at a workshop would have it: opened before the
 /// load, the load started with its own Start load button, reloaded once it shows starvation, and, once the run is over,
 /// its load panel read and its charts saved with its own button. Beside it, in a second tab, the same page served through
-/// the app's Kestrel (its files and its stream), as the page was read before it had a server of its own. What each page
+/// the app's Kestrel (its files and its stream), where a page without a server of its own would be read. What each page
 /// measured itself (when each sample arrived) is read from it.
 /// </summary>
 internal sealed class BrowserObserver(SharedBrowser browser) : IRunObserver
@@ -113,7 +113,7 @@ internal sealed class BrowserObserver(SharedBrowser browser) : IRunObserver
             }
 
             // The page reads the latest capture every five seconds, and the reload mid-starvation starts that over: when the
-            // app holds a capture, the page is read once it shows one (a CI run read it first, on a slow hour).
+            // app holds a capture, the page is read once it shows one, however slow the machine.
             if (await AppHoldsACaptureAsync())
             {
                 await Poll.UntilAsync(() => State().Stacks.Trigger is not null, StacksPollPatience);

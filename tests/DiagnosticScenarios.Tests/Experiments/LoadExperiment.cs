@@ -24,16 +24,15 @@ internal static class LoadExperiment
 
     /// <summary>
     /// How much longer than the sending a load experiment's request timeout is, so that a request unanswered when sending
-    /// stops has not timed out yet and no client sends another behind it. With the two equal, the runtime's timers (a
-    /// coarser clock than the runner's Stopwatch) fired every timeout of a starved server's first wave 2 ms before sending
-    /// stopped, 125 more requests went out, and their short waits pulled the BAD median to 750 ms (asyncsyncio, 1.49 ×
-    /// taskasyncwait's, once, in a run with only the SDK).
+    /// stops has not timed out yet and no client sends another behind it. The runtime's timers run on a coarser clock than the
+    /// runner's Stopwatch: with the two equal, a starved server's first wave can time out just before sending stops, and the
+    /// short waits of the requests sent behind it pull the BAD median down.
     /// </summary>
     public static readonly TimeSpan TimeoutAfterSending = TimeSpan.FromSeconds(0.5);
 
     /// <summary>
     /// A request unanswered after this long counts as a timeout. Five delays: an answer that late is starvation, not noise
-    /// (taskasyncwait's slowest answer in the runs noted in StarvationLoadTests was under 0.6 s).
+    /// (taskasyncwait answers within little more than one delay).
     /// </summary>
     public static readonly TimeSpan RequestTimeout = Duration + TimeoutAfterSending;
 
@@ -52,8 +51,8 @@ internal static class LoadExperiment
     public static readonly TimeSpan SnapshotAfter = Duration / 2;
 
     /// <summary>
-    /// The most a ping's median may take under a GOOD scenario's load: about ten times the 2.4–5.3 ms measured under
-    /// taskasyncwait and lock-async, and a tenth of the mock query's delay, so a ping that waited for anything would show.
+    /// The most a ping's median may take under a GOOD scenario's load: about ten times what it takes under taskasyncwait and
+    /// lock-async, and a tenth of the mock query's delay, so a ping that waited for anything would show.
     /// </summary>
     public const double PingUnderGoodLoadMs = 50;
 

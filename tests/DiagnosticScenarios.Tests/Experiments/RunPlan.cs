@@ -24,11 +24,10 @@ internal sealed record RunPlan(string Scenario, int LoadSeconds, RunEnd End)
 
     /// <summary>
     /// Ten seconds, the tutorial's: long enough for the alert, whose condition must hold for a few seconds once the queue
-    /// has grown, to fire (5.2 to 7.4 s into the load in eight runs) and for watch to name the site (4.1 to 5.1 s in). The
-    /// run ends when the runner has had every answer: taskwait's requests come back in waves, the first about 8 s in and the
-    /// second about 12 s in, and the requests still in flight keep the pool starved until theirs. A run whose duration ends
-    /// just after a wave waits for a whole wave more (at 12 s, 0.6 s of drain in one run and 8.3 s in the next; at 10 s,
-    /// 1.4 to 5.9 s in three). Its pool has recovered when the runner ends, so a capture asked for then is taken at once.
+    /// has grown, to fire, and for watch to name the site. The run ends when the runner has had every answer: taskwait's
+    /// requests come back in waves seconds apart, and the requests still in flight keep the pool starved until theirs, so a
+    /// run whose duration ends just after a wave waits for a whole wave more. Its pool has recovered when the runner ends, so a
+    /// capture asked for then is taken at once.
     /// </summary>
     public static RunPlan TaskWait { get; } = new("diagscenario/taskwait", 10, RunEnd.RunnerExits)
     {

@@ -7,8 +7,8 @@ namespace DiagnosticScenarios.Tests.Experiments;
 
 /// <summary>
 /// Takes one measurement with the load runner's <c>compare</c> in a process of its own, as a user would. The load then
-/// shares nothing with the test host (its thread pool, its heap and the apps earlier tests started in it): a GC pause
-/// or a pool hiccup there once stalled the in-process load generator for half a second mid-run.
+/// shares nothing with the test host (its thread pool, its heap and the apps earlier tests started in it), where a GC
+/// pause or a pool hiccup could stall an in-process load generator mid-run.
 /// </summary>
 /// <remarks>
 /// Asked for a snapshot or waits, it runs <c>compare --diagnose</c>: the runner records a stack snapshot of its server some

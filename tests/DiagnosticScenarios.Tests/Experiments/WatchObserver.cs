@@ -13,7 +13,7 @@ namespace DiagnosticScenarios.Tests.Experiments;
 internal sealed class WatchObserver : IRunObserver
 {
     // Past the load's end: the watch's timeout counts from its session's start, before the other observers have attached
-    // and the page has started the load (1.5 to 3.5 s in the recorded runs), so a quiet watch still reads when the load ends.
+    // and the page has started the load (a few seconds), so a quiet watch still reads when the load ends.
     private static readonly TimeSpan PastTheLoad = TimeSpan.FromSeconds(6);
     private static readonly TimeSpan Patience = TimeSpan.FromSeconds(60);
     private static readonly JsonSerializerOptions Json = new(JsonSerializerDefaults.Web);

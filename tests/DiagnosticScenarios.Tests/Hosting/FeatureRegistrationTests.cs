@@ -10,8 +10,8 @@ using Microsoft.Extensions.DependencyInjection;
 namespace DiagnosticScenarios.Tests.Hosting;
 
 /// <summary>
-/// A scenario room registers what its controllers need: on what every room stands on (<c>AddWebDefaults</c>) and its
-/// own <c>AddX()</c> alone, without the rooms <c>Program.cs</c> happens to register beside it, every controller of its
+/// A scenario feature registers what its controllers need: on what every feature stands on (<c>AddWebDefaults</c>) and its
+/// own <c>AddX()</c> alone, without the features <c>Program.cs</c> happens to register beside it, every controller of its
 /// namespace can be made.
 /// </summary>
 public sealed class RoomRegistrationTests

@@ -16,7 +16,7 @@ public sealed class LoadRunnerTests
         // One connection and a 200 ms query serve 5 req/s; asking 10 req/s for 1 s queues the later requests in the client.
         await using var server = await LoadExperiment.StartServerAsync();
         var url = new Uri(server.BaseAddress, "api/diagscenario/taskasyncwait?delayMs=200");
-        // A fresh server answers its first request of a route late (routing and JIT): once measured at 1.01 s.
+        // A fresh server answers its first request of a route late (routing and JIT): warmed up first.
         await LoadGenerator.RunAsync(new LoadOptions { Url = url, Connections = 1, Requests = 1 }).DefaultTimeout();
 
         var closed = await LoadGenerator.RunAsync(new LoadOptions { Url = url, Connections = 1, Requests = 10 }).DefaultTimeout();
@@ -24,8 +24,8 @@ public sealed class LoadRunnerTests
 
         // Closed loop: every request waits one query (~200 ms), hiding the backlog. Open loop: the 10th request was due
         // at 0.9 s and answered at about 2.0 s, so it waited about 1.1 s; latency grows with the backlog.
-        // The closed loop's median, not its maximum: one pause of either process (a GC, a tier-1 JIT) can hold one request,
-        // as CI once saw (one of ten at 548 ms, the other nine at 203 ms); a backlog would lengthen them all.
+        // The closed loop's median, not its maximum: one pause of either process (a GC, a tier-1 JIT) can hold one request;
+        // a backlog would lengthen them all.
         Assert.Equal(10, closed.Completed);
         Assert.Equal(10, open.Completed);
         Assert.True(closed.Latency.P50 < 400, $"closed loop: {CompareSummary(closed)}");
@@ -49,7 +49,7 @@ public sealed class LoadRunnerTests
         Assert.Equal(40, json.RootElement.GetProperty("statusCodes").GetProperty("200").GetInt64());
         var latency = json.RootElement.GetProperty("latency");
         // About the delay at least, and not a thousand times it or a thousandth of it (seconds, microseconds or ticks for
-        // milliseconds). The server's timer can end a delay a few milliseconds early: once 97.5 ms for the 100 ms one.
+        // milliseconds). The server's timer can end a delay a few milliseconds early, hence 90 for the 100 ms one.
         Assert.All(["min", "p50", "p90", "p95", "p99", "max"], figure => Assert.True(latency.GetProperty(figure).GetDouble() >= 90, $"{figure}: {latency}"));
         Assert.True(latency.GetProperty("p50").GetDouble() < 1000, latency.ToString());
     }
@@ -60,8 +60,8 @@ public sealed class LoadRunnerTests
         await using var server = await LoadExperiment.StartServerAsync();
         // Each request waits 5 s on the server: far past the sending and the half second of drain after it.
         var url = new Uri(server.BaseAddress, "api/diagscenario/taskasyncwait?delayMs=5000");
-        // A second and a half of sending: the functional tests run four classes at once on two cores, and a fresh
-        // machine's run once sent nothing within half a second (another, loaded, started one connection of four in it).
+        // A second and a half of sending: the functional tests run four classes at once on two cores, where half a second can
+        // pass before every connection has sent.
         var sending = TimeSpan.FromSeconds(1.5);
         var drain = TimeSpan.FromMilliseconds(500);
 

@@ -10,8 +10,8 @@ namespace DiagnosticScenarios.Tests.LoadRunner;
 /// The SQL article's think time (siege -d 0.2: each user pauses a random time up to 200 ms between requests), reproduced
 /// by the runner's <c>--think-time</c> and by <c>scripts/load.sh</c> with <c>THINK_TIME</c>, against a ping that answers at
 /// once: the pauses, not the server, then set the pace. Each is measured against the same load without the pauses, whose
-/// rate is the server's and the machine's: beside the functional tests, on a fresh machine's first busy seconds, two
-/// back-to-back clients sent 190 pings in 2 s, five times the paused ones' 37, not ten; so the class is a measurement.
+/// rate is the server's and the machine's, which beside the functional tests can fall far below an idle machine's; so the
+/// class is a measurement.
 /// The two loads run at once, on the same server: the paused clients' twenty pings a second take nothing measurable from
 /// the back-to-back ones, and both sides share whatever else the machine is doing at that moment.
 /// </summary>
@@ -79,10 +79,8 @@ public sealed class ThinkTimeTests
             Environment = environment,
         };
         // Debian's siege 4.0.7 sometimes never ends once its time is up: it cancels its workers asynchronously, and one
-        // cancelled inside malloc exits holding its arena's lock, then waits for that lock to free its cache, while the
-        // main thread waits to join it (gdb on a hung siege; here 3 and 4 of 40 back-to-back runs of 2 s hung, and in CI
-        // both tries of one run). No signal wakes it, so load.sh kills it and it prints no summary: that run measured
-        // nothing, and another is asked for, up to three in all.
+        // cancelled inside malloc exits holding its arena's lock, while the main thread waits to join it. No signal wakes it, so
+        // load.sh kills it and it prints no summary: that run measured nothing, and another is asked for, up to three in all.
         var run = await ChildProcess.RunAsync(start, TimeSpan.FromSeconds(60));
         for (var attempt = 2; attempt <= SiegeAttempts && run.ExitCode == SiegeKilled; attempt++)
         {

@@ -10,7 +10,7 @@ namespace DiagnosticScenarios.Tests.OffPool;
 
 /// <summary>
 /// The live page's port at its default limits, during a starvation (taskwait, 125 connections, from the app's runner),
-/// with one local client holding 64 event streams and 200 connections that never send: the scrape and the snapshot
+/// still answer, each within a second, every time: the listener sheds and reserves what a starvation needs.
 /// still answer, each within a second, every time. Before the listener shed and reserved, neither answered once in ten.
 /// </summary>
 [Collection(LoadCollectionDefinition.Name)]

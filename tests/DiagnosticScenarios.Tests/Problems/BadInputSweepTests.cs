@@ -133,9 +133,9 @@ public sealed class BadInputSweepTests(SweptServer fixture, ITestOutputHelper ou
     [InlineData("bodyread-async", "application/x-www-form-urlencoded")]
     public async Task BodyOverTheRoutesLimit_Answers413ProblemNamingTheLimit_UnloggedAsAFailure_AndPingAnswersAtOnce(string route, string contentType)
     {
-        // The pair's own limit, far under Kestrel's 30 MB (which let each request hold 30 MB in memory). A form-encoded body
-        // (curl -d sends one) had been read by model binding before bodyread-async ran, and refused as a 400 naming no
-        // parameter; any other body over Kestrel's limit had been a logged 500.
+        // The pair's own limit, far under Kestrel's 30 MB (which would let each request hold 30 MB in memory). A form-encoded
+        // body (curl -d sends one) must not be read by model binding before bodyread-async runs, nor refused as a 400 naming no
+        // parameter; and no body over the limit may be a logged 500.
         var limit = BlockingDefaults.BodyReadMaxBytes;
         using var content = new ByteArrayContent(new byte[limit + 1]);
         content.Headers.ContentType = new MediaTypeHeaderValue(contentType);

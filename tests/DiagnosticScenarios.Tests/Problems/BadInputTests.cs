@@ -106,7 +106,7 @@ public sealed class BadInputTests(InProcessApp app, ITestOutputHelper output) : 
     [InlineData("GET", "/api/diagscenario/exception", HttpStatusCode.InternalServerError)]
     public async Task EveryProblemTheAppWrites_GoesThroughItsProblemDetailsService_WithTypeInstanceAndTraceId(string method, string path, HttpStatusCode status)
     {
-        // The stacks' 404 (no capture yet, in an app whose automatic capture is off) had been written as plain JSON, without them.
+        // Every one, the stacks' 404 too (no capture yet, in an app whose automatic capture is off), not plain JSON without them.
         using var client = _app.CreateControlClient();
         using var request = new HttpRequestMessage(new HttpMethod(method), new Uri(path, UriKind.Relative));
 

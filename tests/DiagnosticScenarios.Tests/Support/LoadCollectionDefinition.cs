@@ -16,7 +16,7 @@ namespace DiagnosticScenarios.Tests.Support;
 /// tests and take no time from the measurements. The think time is measured against back-to-back requests, whose rate a
 /// neighbour's load cuts many times over: it stays.
 /// A diagnosis of a loaded process is a measurement too: on two cores shared with the functional tests, a snapshot of a
-/// fixture app once found none of its threads parked.
+/// fixture app can find none of its threads parked.
 /// </remarks>
 [CollectionDefinition(Name, DisableParallelization = true)]
 public sealed class LoadCollectionDefinition : ICollectionFixture<ObservedRuns>

@@ -32,7 +32,7 @@ public static class ControlGate
 
     /// <summary>
     /// What the gate needs: its options, bound from <c>Controls</c>, and the live page's CORS policy (from Infrastructure's
-    /// <see cref="AppOrigins"/>). Every room with a control calls it; registered twice, it is the same gate.
+    /// <see cref="AppOrigins"/>). Every feature with a control calls it; registered twice, it is the same gate.
     /// </summary>
     public static IServiceCollection AddControlGate(this IServiceCollection services, IConfiguration configuration)
     {

@@ -7,11 +7,11 @@ public static class ControlsRegistration
 {
     /// <summary>
     /// The gate (<see cref="ControlGate.AddControlGate"/>), the shutdown watchdog, and, when <c>ThreadPoolHealth:Enabled</c> is
-    /// true, the workaround's startup value and the load launcher; registered once, however many rooms ask for them.
+    /// true, the workaround's startup value and the load launcher; registered once, however many features ask for them.
     /// </summary>
     public static IServiceCollection AddControls(this IServiceCollection services, IConfiguration configuration)
     {
-        // Once registered, not again: rooms that use the controls' services register them too.
+        // Once registered, not again: features that use the controls' services register them too.
         if (services.Any(s => s.ImplementationType == typeof(ShutdownWatchdog)))
         {
             return services;

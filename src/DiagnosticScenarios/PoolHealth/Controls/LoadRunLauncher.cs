@@ -19,8 +19,8 @@ public sealed partial class LoadRunLauncher(IConfiguration configuration, ILogge
 
     /// <summary>
     /// How long each request of a page-started run may wait for its answer. Under tasksleepwait at 125 connections on two
-    /// processors the first answers come after about a minute (59.5 s on average in scripts/workshop-figures.sh; about 50 s
-    /// in earlier runs); the runner's own default of 30 s would count them all as timeouts, and 60 s nearly did.
+    /// processors the first answers come after about a minute; the runner's own default of 30 s would count them all as
+    /// timeouts, and 60 s leaves no margin.
     /// </summary>
     public static readonly TimeSpan RequestTimeout = TimeSpan.FromSeconds(90);
 

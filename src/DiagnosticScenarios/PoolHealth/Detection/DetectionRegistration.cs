@@ -6,7 +6,7 @@ public static class DetectionRegistration
 {
     /// <summary>
     /// The queue-delay probe, the injection listener, the attribution, the meter, the detector (<see cref="HealthSampler"/>)
-    /// and its starvation warning; nothing when <c>ThreadPoolHealth:Enabled</c> is false. Rooms that act on starvation
+    /// and its starvation warning; nothing when <c>ThreadPoolHealth:Enabled</c> is false. Features that act on starvation
     /// register an <see cref="IStarvationListener"/>, and call this first: once registered, it is not registered again.
     /// </summary>
     public static IServiceCollection AddDetection(this IServiceCollection services, IConfiguration configuration)

@@ -11,7 +11,7 @@ namespace DiagnosticScenarios.PoolHealth.Detection;
 /// <remarks>
 /// One per app, a singleton of its container, which never disposes it (see <see cref="DetectionRegistration"/>):
 /// disposing an EventListener that receives runtime events can hang in <c>EventListener.Dispose</c> while the EventPipe
-/// dispatch thread delivers (seen when a test host started and stopped several apps). The process's end is its end.
+/// dispatch thread delivers (as when a test host starts and stops several apps). The process's end is its end.
 /// </remarks>
 public sealed class ThreadInjectionListener : EventListener
 {

@@ -12,7 +12,7 @@ namespace DiagnosticScenarios.PoolHealth.LivePage;
 public static class LivePageEndpoints
 {
     /// <summary>
-    /// The page's data and its own server, and the rooms whose figures and controls it shows: Detection, the Controls and
+    /// The page's data and its own server, and the features whose figures and controls it shows: Detection, the Controls and
     /// the stack capture. Nothing when <c>ThreadPoolHealth:Enabled</c> is false.
     /// </summary>
     public static IServiceCollection AddLivePage(this IServiceCollection services, IConfiguration configuration)

@@ -20,9 +20,9 @@ namespace DiagnosticScenarios.PoolHealth.LivePage;
 /// <summary>
 /// The live page and everything it reads, served on threads of the app's own (<see cref="ThreadedHttpServer"/>), never
 /// through the thread pool it reports on: the page, <c>/api/threadpool</c>, its event stream, the catalogue, the load
-/// run, the latest stack capture and the Prometheus scrape (<c>/metrics</c>). So the page stays live, and opens, while the pool is starved: through Kestrel every
-/// sample waited in the starved queue, up to ten seconds and more. The controls stay on the app itself (they change it);
-/// the page calls them there, admitted by the gate and a CORS policy for this origin alone.
+/// run, the latest stack capture and the Prometheus scrape (<c>/metrics</c>). So the page stays live, and opens, while the
+/// pool is starved: through Kestrel every sample would wait in the starved queue, seconds at a time. The controls stay on
+/// the app itself (they change it); the page calls them there, admitted by the gate and a CORS policy for this origin alone.
 /// </summary>
 public sealed partial class LivePageServer(
     IOptions<LivePageOptions> options,

@@ -22,10 +22,9 @@ public sealed class MetricsExportOptions
 
     /// <summary>
     /// ASP.NET Core's <c>http.server.request.duration</c> in the export. Listened to, ASP.NET Core records it on every
-    /// request, whoever listens: 47 bytes a request under Kestrel in scripts/metrics-export-benchmark.sh, and most of what
-    /// the export costs a request that does nothing at saturation in scripts/health-overhead-saturation.sh, which holds the
-    /// export within the 2 % budget only without it (docs/benchmarks.md, "What the metrics export costs"). Off drops it alone; the pool's, the
-    /// process's and the app's instruments, which the alert reads, stay.
+    /// request, whoever listens: most of what the export costs a request that does nothing at saturation, and the export stays
+    /// within its budget only without it (docs/benchmarks.md, "What the metrics export costs"). Off drops it alone; the
+    /// pool's, the process's and the app's instruments, which the alert reads, stay.
     /// </summary>
     public bool RequestDuration { get; set; } = true;
 

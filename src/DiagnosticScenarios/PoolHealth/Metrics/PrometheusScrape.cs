@@ -9,7 +9,7 @@ namespace DiagnosticScenarios.PoolHealth.Metrics;
 /// with it on a thread of the app's own, so Prometheus keeps its series while the pool starves. OpenTelemetry's own
 /// Prometheus exporter (OpenTelemetry.Exporter.Prometheus.AspNetCore 1.20.1-beta.1) cannot be served that way: each
 /// collection it starts is queued to the thread pool (<c>Task.Run</c>) and the scrape awaits it, so a scrape invoked on a
-/// dedicated thread of a starved process waited 60 s and answered 408. A metric reader of the SDK's own, collected here,
+/// dedicated thread of a starved process times out. A metric reader of the SDK's own, collected here,
 /// runs the observable instruments' callbacks and <see cref="PrometheusText"/> on the calling thread.
 /// </summary>
 [System.Diagnostics.CodeAnalysis.SuppressMessage("Design", "CA1001", Justification = "The meter provider owns the reader and disposes it with its exporter at shutdown.")]

@@ -12,12 +12,9 @@ namespace DiagnosticScenarios.PoolHealth.StackCapture;
 /// </summary>
 /// <remarks>
 /// The session's stream is read by another process because the runtime writes the rundown at the stop while holding
-/// locks its JIT and tiered compilation take, and waits whenever the reader is behind. The app read its own stream until a
-/// CI run's capture under tasksleepwait saw its stop go unanswered for 30 s, every other tool's command to the app
-/// (dotnet-trace's stop among them) queued behind it, and the runtime went on only when the capture gave up and closed
-/// the stream: the runtime had been waiting for a reader that no longer read. Which lock stopped the reader was not seen
-/// (116 runs of the same load and session did not repeat it); a reader in another process holds none of the app's.
-/// dotnet-trace and dotnet-stack read from another process too.
+/// locks its JIT and tiered compilation take, and waits whenever the reader is behind: a reader inside the app that waits
+/// on one of those locks would hang the stop, and every other tool's command to the app behind it. A reader in another
+/// process holds none of the app's locks; dotnet-trace and dotnet-stack read from another process too.
 /// </remarks>
 public static class StackRecorder
 {

@@ -23,8 +23,10 @@ public sealed class BlockingCollectionScenariosController(BackgroundWorker worke
     {
         using var replies = new BlockingCollection<string>(boundedCapacity: 1);
         worker.Run(Delay(delayMs), replies.Add);
+#pragma warning disable DSB004 // deliberate: this endpoint demonstrates a blocking take
         // BAD: Take parks this pool thread until the worker hands its reply over.
         _ = replies.Take();
+#pragma warning restore DSB004
         return "success:blocking-blockingcollection";
     }
 

@@ -9,7 +9,7 @@ public static class BlockingDefaults
     /// <summary>
     /// The lock pair serves one request per delay whatever it does, so at 125 connections every request waits 125 delays, 2 s.
     /// Shorter would shorten that wait, but each turn of the GOOD twin also pays a timer's lateness and two hops through the
-    /// pool (about 2.4 ms on the 2-core machine), which would keep it from its limit for reasons that are not the lock's.
+    /// pool (a few milliseconds on a loaded machine), which would keep it from its limit for reasons that are not the lock's.
     /// </summary>
     public const int LockDelayMs = 16;
 

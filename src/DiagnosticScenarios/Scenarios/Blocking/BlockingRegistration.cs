@@ -7,8 +7,8 @@ public static class BlockingRegistration
 {
     /// <summary>
     /// What the blocking family's pairs use: the mock database (the lock, semaphore and intermittent pairs query it, so this
-    /// registers the scenarios' room first), the slow upstream and its client, the background worker, the settings store and
-    /// its factory.
+    /// registers the mock scenarios first, <c>AddScenarios</c>), the slow upstream and its client, the background worker, the
+    /// settings store and its factory.
     /// </summary>
     public static IServiceCollection AddBlockingScenarios(this IServiceCollection services, IConfiguration configuration)
     {

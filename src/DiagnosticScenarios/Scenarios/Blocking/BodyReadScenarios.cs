@@ -26,8 +26,10 @@ public sealed class BodyReadScenariosController : ControllerBase
         // The switch real apps flip to make old synchronous code "work": without it Kestrel throws on the read below.
         HttpContext.Features.GetRequiredFeature<IHttpBodyControlFeature>().AllowSynchronousIO = true;
         using var reader = new StreamReader(Request.Body);
+#pragma warning disable DSB001 // deliberate: this endpoint demonstrates a synchronous body read
         // BAD: ReadToEnd parks this pool thread until the slow client has sent its last byte.
         _ = reader.ReadToEnd();
+#pragma warning restore DSB001
         return "success:blocking-bodyread";
     }
 

@@ -55,10 +55,10 @@ public static class DiFactoryScenarios
         {
             var store = provider.GetRequiredService<TenantSettingsStore>();
             var delay = DiFactoryScenariosController.Delay(RequestedDelayMs(provider.GetRequiredService<IHttpContextAccessor>().HttpContext));
-#pragma warning disable VSTHRD002 // deliberate: this factory demonstrates sync-over-async where a reader of the action never looks
+#pragma warning disable VSTHRD002, DSB002 // deliberate: this factory demonstrates sync-over-async where a reader of the action never looks
             // BAD: a DI factory cannot await, so .Result parks the pool thread resolving this request's services for the whole load.
             return store.LoadAsync(delay).Result;
-#pragma warning restore VSTHRD002
+#pragma warning restore VSTHRD002, DSB002
         });
         return services;
     }

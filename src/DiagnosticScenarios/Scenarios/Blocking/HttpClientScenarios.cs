@@ -25,8 +25,10 @@ public sealed class HttpClientScenariosController(IHttpClientFactory clients) : 
     {
         var client = clients.CreateClient(SlowUpstream.ClientName);
         using var request = new HttpRequestMessage(HttpMethod.Get, SlowUpstream.Resource(Delay(delayMs)));
+#pragma warning disable DSB001 // deliberate: this endpoint demonstrates the synchronous HttpClient.Send
         // BAD: Send blocks this pool thread until the upstream answers, first for a connection the pool must open, then in a socket read.
         using var response = client.Send(request);
+#pragma warning restore DSB001
         response.EnsureSuccessStatusCode();
         return "success:blocking-httpclient";
     }

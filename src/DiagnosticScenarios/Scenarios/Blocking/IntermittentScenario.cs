@@ -36,10 +36,10 @@ public sealed class IntermittentScenarioController(MockDatabase database, IOptio
         var delay = TimeSpan.FromMilliseconds(delayMs ?? options.Value.MockDelayMs);
         if (Interlocked.Increment(ref _requests) % (every ?? BlockingDefaults.IntermittentEvery) == 0)
         {
-#pragma warning disable VSTHRD103 // deliberate: this branch demonstrates sync-over-async that only some requests take
+#pragma warning disable VSTHRD103, DSB002 // deliberate: this branch demonstrates sync-over-async that only some requests take
             // BAD: this request parks its pool thread on .Result for the whole query; one in every, so it comes and goes.
             _ = database.QueryAsync(delay, cancellationToken).Result;
-#pragma warning restore VSTHRD103
+#pragma warning restore VSTHRD103, DSB002
         }
         else
         {

@@ -23,11 +23,13 @@ public sealed class LockScenariosController(MockDatabase database) : ControllerB
     [HttpGet("lock")]
     public string Lock([FromQuery, Range(0, ScenarioLimits.MaxDelayMs)] int? delayMs)
     {
+#pragma warning disable DSB005, DSB001 // deliberate: this endpoint demonstrates a lock held across a blocking query
         // BAD: the lock is held across a blocking query, so every request behind it parks its pool thread on the lock.
         lock (Gate)
         {
             database.Query(Delay(delayMs));
         }
+#pragma warning restore DSB005, DSB001
 
         return "success:blocking-lock";
     }

@@ -26,10 +26,10 @@ public sealed class SemaphoreScenariosController(MockDatabase database) : Contro
     [HttpGet("semaphore")]
     public async Task<string> Semaphore([FromQuery, Range(0, ScenarioLimits.MaxDelayMs)] int? delayMs, CancellationToken cancellationToken)
     {
-#pragma warning disable VSTHRD103 // deliberate: this endpoint demonstrates a synchronous wait inside an async method
+#pragma warning disable VSTHRD103, DSB001 // deliberate: this endpoint demonstrates a synchronous wait inside an async method
         // BAD: Wait() parks this pool thread until a slot frees, and freeing one needs a pool thread.
         Throttle.Wait(cancellationToken);
-#pragma warning restore VSTHRD103
+#pragma warning restore VSTHRD103, DSB001
         try
         {
             await database.QueryAsync(Delay(delayMs), cancellationToken);

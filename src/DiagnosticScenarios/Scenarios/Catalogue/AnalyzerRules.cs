@@ -2,7 +2,8 @@ namespace DiagnosticScenarios.Scenarios.Catalogue;
 
 /// <summary>
 /// The analyzer rules that look for blocking calls, whose verdict on each scenario the catalogue records in
-/// <see cref="Common.Catalogue.Scenario.FlaggedBy"/>. Each is counted as if turned on, whatever its default.
+/// <see cref="Common.Catalogue.Scenario.FlaggedBy"/>: the other packages' and this repository's. Each is counted as if
+/// turned on, whatever its default.
 /// </summary>
 public static class AnalyzerRules
 {
@@ -24,6 +25,36 @@ public static class AnalyzerRules
     /// <summary>AsyncFixer, a warning: inside an async method, a wait, <c>Thread.Sleep</c> or a call with an Async twin on a <c>System.*</c> type.</summary>
     public const string AsyncFixer02 = "AsyncFixer02";
 
-    /// <summary>In the order the analyzer table of docs/scenarios.md lists them.</summary>
+    /// <summary>DiagnosticScenarios.Analyzers (this repository's package), a warning: a blocking call where requests run.</summary>
+    public const string Dsb001 = "DSB001";
+
+    /// <summary>DiagnosticScenarios.Analyzers, a warning: waiting on a task where requests run.</summary>
+    public const string Dsb002 = "DSB002";
+
+    /// <summary>DiagnosticScenarios.Analyzers, a warning: <c>Thread.Sleep</c> where requests run.</summary>
+    public const string Dsb003 = "DSB003";
+
+    /// <summary>DiagnosticScenarios.Analyzers, a warning: <c>BlockingCollection.Take</c> where requests run.</summary>
+    public const string Dsb004 = "DSB004";
+
+    /// <summary>DiagnosticScenarios.Analyzers, a warning: a lock held across a blocking call where requests run.</summary>
+    public const string Dsb005 = "DSB005";
+
+    /// <summary>DiagnosticScenarios.Analyzers, a warning: blocking work moved to <c>Task.Run</c> where requests run.</summary>
+    public const string Dsb006 = "DSB006";
+
+    /// <summary>DiagnosticScenarios.Analyzers, a warning: a wait on <c>Task.Run</c>, anywhere.</summary>
+    public const string Dsb007 = "DSB007";
+
+    /// <summary>DiagnosticScenarios.Analyzers, a warning: a wait inside a <c>ConcurrentDictionary</c> factory, anywhere.</summary>
+    public const string Dsb008 = "DSB008";
+
+    /// <summary>DiagnosticScenarios.Analyzers, a warning: a blocking timer callback, anywhere.</summary>
+    public const string Dsb009 = "DSB009";
+
+    /// <summary>The other packages' rules, in the order the analyzer table of docs/scenarios.md lists them, a column each.</summary>
     public static IReadOnlyList<string> All { get; } = [Vsthrd002, Vsthrd103, Ca1849, Ma0042, Ma0045, AsyncFixer02];
+
+    /// <summary>This repository's package's rules, on in the app's build: the table's last column names those that flag a scenario.</summary>
+    public static IReadOnlyList<string> ThisPackage { get; } = [Dsb001, Dsb002, Dsb003, Dsb004, Dsb005, Dsb006, Dsb007, Dsb008, Dsb009];
 }

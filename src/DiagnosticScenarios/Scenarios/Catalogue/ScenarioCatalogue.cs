@@ -39,49 +39,49 @@ public static class ScenarioCatalogue
         Starvation("taskwait", ScenarioVerdict.Bad, nameof(StarvationScenariosController.TaskWait),
             "a sync action reads .Result on the async query (sync-over-async)",
             "holds a pool thread for the whole wait; since .NET 6 the pool injects threads faster for Task waits (cooperative blocking), so it degrades less than the others")
-            with { Runtime = new RuntimeView(PoolCompensates: true, RaisesWaitHandleWait: true, SnapshotNamesIt: true, RuleDeclaresIt: true, NamedToTheLine: true), FlaggedBy = [AnalyzerRules.Vsthrd002] },
+            with { Runtime = new RuntimeView(PoolCompensates: true, RaisesWaitHandleWait: true, SnapshotNamesIt: true, RuleDeclaresIt: true, NamedToTheLine: true), FlaggedBy = [AnalyzerRules.Vsthrd002, AnalyzerRules.Dsb002] },
         Starvation("tasksleepwait", ScenarioVerdict.Bad, nameof(StarvationScenariosController.TaskSleepWait),
             "a sync action polls while (!task.IsCompleted) Thread.Sleep(10)",
             "a block the pool does not recognise: thread injection falls back to one or two threads a second")
-            with { Runtime = new RuntimeView(PoolCompensates: false, RaisesWaitHandleWait: false, SnapshotNamesIt: true, RuleDeclaresIt: true, NamedToTheLine: true) },
+            with { Runtime = new RuntimeView(PoolCompensates: false, RaisesWaitHandleWait: false, SnapshotNamesIt: true, RuleDeclaresIt: true, NamedToTheLine: true), FlaggedBy = [AnalyzerRules.Dsb003] },
         Starvation("taskasyncwait", ScenarioVerdict.Good, nameof(StarvationScenariosController.TaskAsyncWait),
             "an async action awaits the query",
             "no thread is held while the query is in flight"),
         Starvation("syncio", ScenarioVerdict.Bad, nameof(StarvationScenariosController.SyncIo),
             "a sync action calls a blocking driver method",
             "the classic sync-I/O handler; no runtime compensation at all")
-            with { Runtime = new RuntimeView(PoolCompensates: false, RaisesWaitHandleWait: false, SnapshotNamesIt: true, RuleDeclaresIt: true, NamedToTheLine: true) },
+            with { Runtime = new RuntimeView(PoolCompensates: false, RaisesWaitHandleWait: false, SnapshotNamesIt: true, RuleDeclaresIt: true, NamedToTheLine: true), FlaggedBy = [AnalyzerRules.Dsb001] },
         Starvation("asyncsyncio", ScenarioVerdict.Bad, nameof(StarvationScenariosController.AsyncSyncIo),
             "an async Task action with the blocking driver call inside",
             "an async signature does not make blocking code asynchronous")
-            with { Runtime = new RuntimeView(PoolCompensates: false, RaisesWaitHandleWait: false, SnapshotNamesIt: true, RuleDeclaresIt: true, NamedToTheLine: true), FlaggedBy = [AnalyzerRules.Vsthrd103, AnalyzerRules.Ca1849, AnalyzerRules.Ma0042] },
+            with { Runtime = new RuntimeView(PoolCompensates: false, RaisesWaitHandleWait: false, SnapshotNamesIt: true, RuleDeclaresIt: true, NamedToTheLine: true), FlaggedBy = [AnalyzerRules.Vsthrd103, AnalyzerRules.Ca1849, AnalyzerRules.Ma0042, AnalyzerRules.Dsb001] },
         Starvation("taskrunwait", ScenarioVerdict.Bad, nameof(StarvationScenariosController.TaskRunWait),
             "await Task.Run(() => blocking query)",
             "fake async: frees the request thread by blocking another pool thread; only MA0045, off by default, flags the call in the lambda")
-            with { Runtime = new RuntimeView(PoolCompensates: false, RaisesWaitHandleWait: false, SnapshotNamesIt: true, RuleDeclaresIt: true, NamedToTheLine: true), FlaggedBy = [AnalyzerRules.Ma0045] },
+            with { Runtime = new RuntimeView(PoolCompensates: false, RaisesWaitHandleWait: false, SnapshotNamesIt: true, RuleDeclaresIt: true, NamedToTheLine: true), FlaggedBy = [AnalyzerRules.Ma0045, AnalyzerRules.Dsb006] },
         Starvation("getawaiterresult", ScenarioVerdict.Bad, nameof(StarvationScenariosController.GetAwaiterResult),
             ".GetAwaiter().GetResult() on the async query",
             "the same block as .Result, without the AggregateException wrapping")
-            with { Runtime = new RuntimeView(PoolCompensates: true, RaisesWaitHandleWait: true, SnapshotNamesIt: true, RuleDeclaresIt: true, NamedToTheLine: true), FlaggedBy = [AnalyzerRules.Vsthrd002] },
+            with { Runtime = new RuntimeView(PoolCompensates: true, RaisesWaitHandleWait: true, SnapshotNamesIt: true, RuleDeclaresIt: true, NamedToTheLine: true), FlaggedBy = [AnalyzerRules.Vsthrd002, AnalyzerRules.Dsb002] },
         Starvation("ping", ScenarioVerdict.Baseline, nameof(StarvationScenariosController.Ping),
             "answers at once, no query",
             "the collateral-damage probe: under starvation even this gets slow"),
         SqlShape("sync", ScenarioVerdict.Bad, nameof(SqlScenarioController.Sync),
             "a sync action runs command.ExecuteNonQuery()",
             "the driver blocks the pool thread in a socket read for the whole query; the pool gets no signal")
-            with { Runtime = new RuntimeView(PoolCompensates: false, RaisesWaitHandleWait: true, SnapshotNamesIt: true, RuleDeclaresIt: true, NamedToTheLine: true) },
+            with { Runtime = new RuntimeView(PoolCompensates: false, RaisesWaitHandleWait: true, SnapshotNamesIt: true, RuleDeclaresIt: true, NamedToTheLine: true), FlaggedBy = [AnalyzerRules.Dsb001] },
         SqlShape("asyncsyncio", ScenarioVerdict.Bad, nameof(SqlScenarioController.AsyncSyncIo),
             "an async Task action with a synchronous ExecuteNonQuery() inside",
             "an async signature does not make a blocking driver call asynchronous")
-            with { Runtime = new RuntimeView(PoolCompensates: false, RaisesWaitHandleWait: true, SnapshotNamesIt: true, RuleDeclaresIt: true, NamedToTheLine: true), FlaggedBy = [AnalyzerRules.Vsthrd103, AnalyzerRules.Ca1849, AnalyzerRules.Ma0042, AnalyzerRules.AsyncFixer02] },
+            with { Runtime = new RuntimeView(PoolCompensates: false, RaisesWaitHandleWait: true, SnapshotNamesIt: true, RuleDeclaresIt: true, NamedToTheLine: true), FlaggedBy = [AnalyzerRules.Vsthrd103, AnalyzerRules.Ca1849, AnalyzerRules.Ma0042, AnalyzerRules.AsyncFixer02, AnalyzerRules.Dsb001] },
         SqlShape("taskrun", ScenarioVerdict.Bad, nameof(SqlScenarioController.TaskRun),
             "await Task.Run(() => command.ExecuteNonQuery())",
             "frees the request thread by blocking another pool thread for the whole query")
-            with { Runtime = new RuntimeView(PoolCompensates: false, RaisesWaitHandleWait: true, SnapshotNamesIt: true, RuleDeclaresIt: true, NamedToTheLine: true), FlaggedBy = [AnalyzerRules.Ma0042] },
+            with { Runtime = new RuntimeView(PoolCompensates: false, RaisesWaitHandleWait: true, SnapshotNamesIt: true, RuleDeclaresIt: true, NamedToTheLine: true), FlaggedBy = [AnalyzerRules.Ma0042, AnalyzerRules.Dsb006] },
         SqlShape("wait", ScenarioVerdict.Bad, nameof(SqlScenarioController.Wait),
             "command.ExecuteNonQueryAsync().Wait()",
             "the I/O is asynchronous but the pool thread waits for it (sync-over-async)")
-            with { Runtime = new RuntimeView(PoolCompensates: true, RaisesWaitHandleWait: true, SnapshotNamesIt: true, RuleDeclaresIt: true, NamedToTheLine: true), FlaggedBy = [AnalyzerRules.Vsthrd002] },
+            with { Runtime = new RuntimeView(PoolCompensates: true, RaisesWaitHandleWait: true, SnapshotNamesIt: true, RuleDeclaresIt: true, NamedToTheLine: true), FlaggedBy = [AnalyzerRules.Vsthrd002, AnalyzerRules.Dsb002] },
         SqlShape("async", ScenarioVerdict.Good, nameof(SqlScenarioController.Async),
             "await command.ExecuteNonQueryAsync(cancellationToken)",
             "no thread is held while the query runs"),
@@ -89,7 +89,7 @@ public static class ScenarioCatalogue
             Action(nameof(StarvationScenariosController), nameof(StarvationScenariosController.TaskBurst)),
             "N tasks that each wait by .Wait() inside Task.Run (mode=blocking), or by await (mode=async, the GOOD twin)",
             "blocking needs a thread per task and each timer completion queues behind the tasks not yet started; async finishes in about one delay")
-            { Runtime = new RuntimeView(PoolCompensates: true, RaisesWaitHandleWait: true, SnapshotNamesIt: true, RuleDeclaresIt: true, NamedToTheLine: true), FlaggedBy = [AnalyzerRules.Vsthrd002, AnalyzerRules.Ma0042] },
+            { Runtime = new RuntimeView(PoolCompensates: true, RaisesWaitHandleWait: true, SnapshotNamesIt: true, RuleDeclaresIt: true, NamedToTheLine: true), FlaggedBy = [AnalyzerRules.Vsthrd002, AnalyzerRules.Ma0042, AnalyzerRules.Dsb006] },
         TutorialEndpoint("deadlock", ScenarioVerdict.Bad, nameof(DiagnosticsTutorialsController.Deadlock),
             $"two threads take two locks in opposite order, {DeadlockScenario.WaitingThreads} more queue on the first",
             "for the debug-deadlock tutorial (dotnet-dump, syncblk); at most one per process"),
@@ -112,7 +112,8 @@ public static class ScenarioCatalogue
             "SemaphoreSlim(1) WaitAsync held across the awaited query",
             "the requests behind the holder wait in the semaphore's queue, holding no thread",
             new Dictionary<string, int> { ["delayMs"] = BlockingDefaults.LockDelayMs, ["throttle"] = 1 },
-            new RuntimeView(PoolCompensates: false, RaisesWaitHandleWait: true, SnapshotNamesIt: true, RuleDeclaresIt: true, NamedToTheLine: true)),
+            new RuntimeView(PoolCompensates: false, RaisesWaitHandleWait: true, SnapshotNamesIt: true, RuleDeclaresIt: true, NamedToTheLine: true),
+            flaggedBy: [AnalyzerRules.Dsb001, AnalyzerRules.Dsb005]),
         .. BlockingPair("semaphore", "semaphore-async", Action(nameof(SemaphoreScenariosController), nameof(SemaphoreScenariosController.Semaphore)),
             $"a throttle of {BlockingDefaults.SemaphoreThrottle} concurrent queries waited for with SemaphoreSlim.Wait()",
             "the threads parked in Wait() are the ones the awaited queries need to finish and free their slots: the throttle's own traffic starves it",
@@ -121,7 +122,7 @@ public static class ScenarioCatalogue
             "a request waiting for a slot holds no thread; the throttle lets its queries through at its own pace",
             new Dictionary<string, int> { ["delayMs"] = BlockingDefaults.SemaphoreDelayMs, ["throttle"] = BlockingDefaults.SemaphoreThrottle },
             new RuntimeView(PoolCompensates: false, RaisesWaitHandleWait: true, SnapshotNamesIt: true, RuleDeclaresIt: true, NamedToTheLine: true),
-            flaggedBy: [AnalyzerRules.Vsthrd103, AnalyzerRules.Ca1849, AnalyzerRules.Ma0042, AnalyzerRules.AsyncFixer02]),
+            flaggedBy: [AnalyzerRules.Vsthrd103, AnalyzerRules.Ca1849, AnalyzerRules.Ma0042, AnalyzerRules.AsyncFixer02, AnalyzerRules.Dsb001]),
         .. BlockingPair("httpclient", "httpclient-async", Action(nameof(HttpClientScenariosController), nameof(HttpClientScenariosController.Send)),
             "the synchronous HttpClient.Send to a slow upstream",
             "the pool thread waits for the whole call: under load first for a new connection, which the handler opens on the very pool it starves and waits for with GetAwaiter().GetResult() inside Send, then in a socket read",
@@ -130,9 +131,9 @@ public static class ScenarioCatalogue
             "no thread is held while the upstream takes its time",
             Delay(BlockingDefaults.HttpClientDelayMs),
             // Whether the pool helps depends on where the first threads wait: for a new connection, with
-            // GetAwaiter().GetResult() (it helps), or in a pooled connection's socket read (it does not). Six runs of its
-            // 1.5 s load: 16 cooperative-blocking adjustments in three, 2 in two, none in one.
-            new RuntimeView(PoolCompensates: null, RaisesWaitHandleWait: true, SnapshotNamesIt: true, RuleDeclaresIt: true, NamedToTheLine: true)),
+            // GetAwaiter().GetResult() (it helps), or in a pooled connection's socket read (it does not); so it varies from run to run.
+            new RuntimeView(PoolCompensates: null, RaisesWaitHandleWait: true, SnapshotNamesIt: true, RuleDeclaresIt: true, NamedToTheLine: true),
+            flaggedBy: [AnalyzerRules.Dsb001]),
         .. BlockingPair("bodyread", "bodyread-async", Action(nameof(BodyReadScenariosController), nameof(BodyReadScenariosController.BodyRead)),
             "POST: reads a slowly uploaded body with StreamReader.ReadToEnd, AllowSynchronousIO switched on for the request",
             "the pool thread waits for every piece of the upload (Kestrel's synchronous read is its asynchronous one waited for); AllowSynchronousIO is the switch real apps flip to make old code \"work\"",
@@ -141,7 +142,8 @@ public static class ScenarioCatalogue
             "no thread is held between the pieces of the upload",
             defaults: null,
             new RuntimeView(PoolCompensates: true, RaisesWaitHandleWait: true, SnapshotNamesIt: true, RuleDeclaresIt: true, NamedToTheLine: true),
-            new ScenarioLoad("POST", BlockingDefaults.BodyReadBytes, BlockingDefaults.BodyReadUploadMs)),
+            new ScenarioLoad("POST", BlockingDefaults.BodyReadBytes, BlockingDefaults.BodyReadUploadMs),
+            [AnalyzerRules.Dsb001]),
         .. BlockingPair("blockingcollection", "channel", Action(nameof(BlockingCollectionScenariosController), nameof(BlockingCollectionScenariosController.Take)),
             "BlockingCollection.Take() on the request thread for a background worker's reply",
             "the request thread is parked until the reply comes, and the worker replies from the pool those threads starve",
@@ -149,7 +151,8 @@ public static class ScenarioCatalogue
             "await Channel.Reader.ReadAsync for the same reply",
             "no thread waits for the reply",
             Delay(BlockingDefaults.BlockingCollectionDelayMs),
-            new RuntimeView(PoolCompensates: false, RaisesWaitHandleWait: true, SnapshotNamesIt: true, RuleDeclaresIt: true, NamedToTheLine: true)),
+            new RuntimeView(PoolCompensates: false, RaisesWaitHandleWait: true, SnapshotNamesIt: true, RuleDeclaresIt: true, NamedToTheLine: true),
+            flaggedBy: [AnalyzerRules.Dsb004]),
         .. BlockingPair("difactory", "difactory-async", Action(nameof(DiFactoryScenarios), nameof(DiFactoryScenarios.AddTenantSettings)),
             ".Result inside a DI factory resolved per request",
             "a factory cannot await, so resolving the request's services parks a pool thread for the whole load, where a reader of the action never looks",
@@ -158,7 +161,7 @@ public static class ScenarioCatalogue
             "no thread is held while the store takes its time",
             Delay(BlockingDefaults.DiFactoryDelayMs),
             new RuntimeView(PoolCompensates: true, RaisesWaitHandleWait: true, SnapshotNamesIt: true, RuleDeclaresIt: true, NamedToTheLine: true),
-            flaggedBy: [AnalyzerRules.Vsthrd002, AnalyzerRules.Ma0045]),
+            flaggedBy: [AnalyzerRules.Vsthrd002, AnalyzerRules.Ma0045, AnalyzerRules.Dsb002]),
         Intermittent(mockDelayMs),
     ];
 
@@ -193,7 +196,7 @@ public static class ScenarioCatalogue
         with
         {
             Runtime = new RuntimeView(PoolCompensates: null, RaisesWaitHandleWait: true, SnapshotNamesIt: null, RuleDeclaresIt: false, NamedToTheLine: null),
-            FlaggedBy = [AnalyzerRules.Vsthrd103, AnalyzerRules.Ca1849, AnalyzerRules.Ma0042, AnalyzerRules.AsyncFixer02],
+            FlaggedBy = [AnalyzerRules.Vsthrd103, AnalyzerRules.Ca1849, AnalyzerRules.Ma0042, AnalyzerRules.AsyncFixer02, AnalyzerRules.Dsb002],
         };
 
     private static Dictionary<string, int> Delay(int delayMs) => new() { ["delayMs"] = delayMs };

@@ -4,7 +4,7 @@ public static class ScenarioRegistration
 {
     /// <summary>
     /// The mock database, the scenario defaults, the state Microsoft's tutorial scenarios keep per process and how many may
-    /// run at once. Rooms whose pairs query the mock database call this first: once registered, it is not registered again.
+    /// run at once. Features whose pairs query the mock database call this first: once registered, it is not registered again.
     /// </summary>
     public static IServiceCollection AddScenarios(this IServiceCollection services, IConfiguration configuration)
     {

@@ -25,10 +25,10 @@ public sealed class StarvationScenariosController(MockDatabase database, IOption
     [HttpGet("taskwait")]
     public string TaskWait([FromQuery, Range(0, ScenarioLimits.MaxDelayMs)] int? delayMs)
     {
-#pragma warning disable VSTHRD002 // deliberate: this endpoint demonstrates sync-over-async
+#pragma warning disable VSTHRD002, DSB002 // deliberate: this endpoint demonstrates sync-over-async
         // BAD: .Result parks this pool thread for the whole query (sync-over-async).
         _ = database.QueryAsync(MockDelay(delayMs)).Result;
-#pragma warning restore VSTHRD002
+#pragma warning restore VSTHRD002, DSB002
         return "success:taskwait";
     }
 
@@ -40,11 +40,13 @@ public sealed class StarvationScenariosController(MockDatabase database, IOption
     {
         var query = database.QueryAsync(MockDelay(delayMs));
 
+#pragma warning disable DSB003 // deliberate: this endpoint demonstrates a wait the pool does not recognise
         // BAD: Thread.Sleep in a loop looks like work to the pool, so it gets no compensating threads.
         while (!query.IsCompleted)
         {
             Thread.Sleep(10);
         }
+#pragma warning restore DSB003
 
         return "success:tasksleepwait";
     }
@@ -66,8 +68,10 @@ public sealed class StarvationScenariosController(MockDatabase database, IOption
     [HttpGet("syncio")]
     public string SyncIo([FromQuery, Range(0, ScenarioLimits.MaxDelayMs)] int? delayMs)
     {
+#pragma warning disable DSB001 // deliberate: this endpoint demonstrates a blocking driver call
         // BAD: the blocking query holds this pool thread for its whole duration.
         database.Query(MockDelay(delayMs));
+#pragma warning restore DSB001
         return "success:syncio";
     }
 
@@ -78,10 +82,10 @@ public sealed class StarvationScenariosController(MockDatabase database, IOption
     [HttpGet("asyncsyncio")]
     public async Task<string> AsyncSyncIo([FromQuery, Range(0, ScenarioLimits.MaxDelayMs)] int? delayMs)
     {
-#pragma warning disable VSTHRD103 // deliberate: this endpoint demonstrates a blocking call inside an async method
+#pragma warning disable VSTHRD103, DSB001 // deliberate: this endpoint demonstrates a blocking call inside an async method
         // BAD: 'async' on the signature changes nothing; this call still blocks the pool thread.
         database.Query(MockDelay(delayMs));
-#pragma warning restore VSTHRD103
+#pragma warning restore VSTHRD103, DSB001
         return "success:asyncsyncio";
     }
 #pragma warning restore CS1998
@@ -93,8 +97,10 @@ public sealed class StarvationScenariosController(MockDatabase database, IOption
     [HttpGet("taskrunwait")]
     public async Task<string> TaskRunWait([FromQuery, Range(0, ScenarioLimits.MaxDelayMs)] int? delayMs, CancellationToken cancellationToken)
     {
+#pragma warning disable DSB006 // deliberate: this endpoint demonstrates fake async
         // BAD: Task.Run moves the blocking query to another pool thread, which it holds for the whole query.
         await Task.Run(() => database.Query(MockDelay(delayMs)), cancellationToken);
+#pragma warning restore DSB006
         return "success:taskrunwait";
     }
 
@@ -104,10 +110,10 @@ public sealed class StarvationScenariosController(MockDatabase database, IOption
     [HttpGet("getawaiterresult")]
     public string GetAwaiterResult([FromQuery, Range(0, ScenarioLimits.MaxDelayMs)] int? delayMs)
     {
-#pragma warning disable VSTHRD002 // deliberate: this endpoint demonstrates sync-over-async
+#pragma warning disable VSTHRD002, DSB002 // deliberate: this endpoint demonstrates sync-over-async
         // BAD: GetAwaiter().GetResult() parks this pool thread for the whole query, just like .Result.
         database.QueryAsync(MockDelay(delayMs)).GetAwaiter().GetResult();
-#pragma warning restore VSTHRD002
+#pragma warning restore VSTHRD002, DSB002
         return "success:getawaiterresult";
     }
 
@@ -150,10 +156,10 @@ public sealed class StarvationScenariosController(MockDatabase database, IOption
         for (var i = 0; i < tasks; i++)
         {
             burst[i] = burstMode == TaskBurstMode.Blocking
-#pragma warning disable VSTHRD002, VSTHRD110 // deliberate: each task blocks a pool thread on purpose
+#pragma warning disable VSTHRD002, VSTHRD110, DSB006 // deliberate: each task blocks a pool thread on purpose
                 // BAD: .Wait() parks a pool thread per task; the pool must grow to run them all.
                 ? Task.Run(() => Task.Delay(delay).Wait(stop.Token), stop.Token)
-#pragma warning restore VSTHRD002, VSTHRD110
+#pragma warning restore VSTHRD002, VSTHRD110, DSB006
                 // GOOD: await releases the thread; all tasks wait at once on timers.
                 : Task.Run(async () => await Task.Delay(delay, stop.Token), stop.Token);
         }

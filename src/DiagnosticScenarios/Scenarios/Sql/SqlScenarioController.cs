@@ -39,10 +39,12 @@ public sealed class SqlScenarioController(SqlScenarioDatabase database, SqlScena
         using var connection = database.CreateConnection();
         using var command = database.CreateDelayCommand(connection, Delay(delayMs));
         var opening = Stopwatch.GetTimestamp();
+#pragma warning disable DSB001 // deliberate: this endpoint demonstrates blocking driver calls
         connection.Open();
         ConnectionOpened(opening);
         // BAD: ExecuteNonQuery parks this pool thread in a blocking socket read for the whole WAITFOR.
         command.ExecuteNonQuery();
+#pragma warning restore DSB001
         return "success:sql-sync";
     }
 
@@ -53,7 +55,7 @@ public sealed class SqlScenarioController(SqlScenarioDatabase database, SqlScena
     [HttpGet("asyncsyncio")]
     public async Task<string> AsyncSyncIo([FromQuery, Range(0, ScenarioLimits.MaxDelayMs)] int? delayMs)
     {
-#pragma warning disable VSTHRD103 // deliberate: this endpoint demonstrates blocking calls inside an async method
+#pragma warning disable VSTHRD103, DSB001 // deliberate: this endpoint demonstrates blocking calls inside an async method
         using var connection = database.CreateConnection();
         using var command = database.CreateDelayCommand(connection, Delay(delayMs));
         var opening = Stopwatch.GetTimestamp();
@@ -61,7 +63,7 @@ public sealed class SqlScenarioController(SqlScenarioDatabase database, SqlScena
         ConnectionOpened(opening);
         // BAD: 'async' on the signature changes nothing; ExecuteNonQuery still blocks this pool thread.
         command.ExecuteNonQuery();
-#pragma warning restore VSTHRD103
+#pragma warning restore VSTHRD103, DSB001
         return "success:sql-asyncsyncio";
     }
 #pragma warning restore CS1998
@@ -75,6 +77,7 @@ public sealed class SqlScenarioController(SqlScenarioDatabase database, SqlScena
     {
         using var connection = database.CreateConnection();
         using var command = database.CreateDelayCommand(connection, Delay(delayMs));
+#pragma warning disable DSB006 // deliberate: this endpoint demonstrates fake async
         // BAD: Task.Run moves the blocking open and ExecuteNonQuery to another pool thread, which it holds for the whole WAITFOR.
         await Task.Run(
             () =>
@@ -85,6 +88,7 @@ public sealed class SqlScenarioController(SqlScenarioDatabase database, SqlScena
                 command.ExecuteNonQuery();
             },
             cancellationToken);
+#pragma warning restore DSB006
         return "success:sql-taskrun";
     }
 
@@ -97,12 +101,14 @@ public sealed class SqlScenarioController(SqlScenarioDatabase database, SqlScena
         using var connection = database.CreateConnection();
         using var command = database.CreateDelayCommand(connection, Delay(delayMs));
         var opening = Stopwatch.GetTimestamp();
+#pragma warning disable DSB001 // deliberate: this endpoint's blocking code opens its connection synchronously too
         connection.Open();
+#pragma warning restore DSB001
         ConnectionOpened(opening);
-#pragma warning disable VSTHRD002, VSTHRD103 // deliberate: this endpoint demonstrates sync-over-async
+#pragma warning disable VSTHRD002, VSTHRD103, DSB002 // deliberate: this endpoint demonstrates sync-over-async
         // BAD: .Wait() parks this pool thread until the async command completes (sync-over-async).
         command.ExecuteNonQueryAsync().Wait();
-#pragma warning restore VSTHRD002, VSTHRD103
+#pragma warning restore VSTHRD002, VSTHRD103, DSB002
         return "success:sql-wait";
     }
 

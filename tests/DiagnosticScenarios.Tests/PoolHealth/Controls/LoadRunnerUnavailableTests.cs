@@ -15,7 +15,7 @@ public sealed class LoadRunnerUnavailableTests : IDisposable
     {
         { "missing", "The load runner is not at" },
         // A file the operating system will not execute (no execute bit, not a .dll for dotnet): Process.Start's
-        // Win32Exception, which had escaped as a 500.
+        // Win32Exception, which must not escape as a 500.
         { "not executable", "The load runner at" },
     };
 

@@ -19,8 +19,7 @@ public sealed class HoldTimeTests(InProcessApp app, ITestOutputHelper output) : 
         string[] routes = ["taskwait", "tasksleepwait", "syncio", "asyncsyncio", "taskasyncwait"];
 
         // Three rounds, judged by the median, as the SQL shapes below: a route's first request compiles its code on the
-        // request thread, and a fresh machine's first run once saw taskasyncwait's first hold at 137.5 ms while the
-        // parallel tests started.
+        // request thread, which on a cold machine among the parallel tests can stretch the first hold far past the delay.
         for (var round = 0; round < 3; round++)
         {
             await Task.WhenAll(routes.Select(r => client.GetStringAsync(new Uri($"/api/diagscenario/{r}?delayMs=300", UriKind.Relative)))).DefaultTimeout();
@@ -48,8 +47,8 @@ public sealed class HoldTimeTests(InProcessApp app, ITestOutputHelper output) : 
         var routes = blocking.Append("async").Select(shape => $"/api/sqlscenario/{shape}").ToArray();
 
         // The embedded TDS responder (the default provider) answers each WAITFOR after 300 ms. Three rounds, judged by the
-        // median: a route's first request also compiles its code on the request thread (CI once saw async's first hold
-        // at 116 ms while the parallel tests started), which is not what the hold time is there to single out.
+        // median: a route's first request also compiles its code on the request thread, which is not what the hold time is
+        // there to single out.
         for (var round = 0; round < 3; round++)
         {
             await Task.WhenAll(routes.Select(r => client.GetStringAsync(new Uri($"{r}?delayMs=300", UriKind.Relative)))).DefaultTimeout();

@@ -10,7 +10,7 @@ namespace DiagnosticScenarios.Tests.PoolHealth.LivePage;
 /// The live page in Debian's headless Chromium on a high-DPI screen, open through the shared observed runs: it started
 /// each run's load with its own button, and what it showed and measured is read from it (see <see cref="BrowserObserver"/>).
 /// Its lag is set beside the lag of the same samples in the same browser on the same page served through the app's own
-/// Kestrel (a second tab, open for the whole run), as the page was read before it had a server of its own.
+/// Kestrel (a second tab, open for the whole run), where a page without a server of its own would be read.
 /// </summary>
 [Collection(LoadCollectionDefinition.Name)]
 [Trait(TestCategory.Name, TestCategory.Load)]
@@ -205,7 +205,7 @@ public sealed class LivePageBrowserTests(ObservedRuns runs, ITestOutputHelper ou
         Assert.True(underLoad.Count >= run.SecondsUnderLoad - 1, $"the live page's server streamed {underLoad.Count} samples taken in the load's {run.SecondsUnderLoad} s");
         Assert.Contains(underLoad, s => s.Starved);
         Assert.True(missing.Count == 0, $"samples {string.Join(", ", missing)} never reached the open page live");
-        // Each sample, the slowest included (the recorded runs: 1 to 11 ms at worst).
+        // Each sample, the slowest included.
         var pageMax = Lags.Percentile(pageLags, 1);
         Assert.True(pageMax <= PageLagBound, $"the page received a sample {pageMax.TotalMilliseconds:0} ms after it was taken");
         Assert.Equal(ServedThroughTheApp, kestrel.State.Served);

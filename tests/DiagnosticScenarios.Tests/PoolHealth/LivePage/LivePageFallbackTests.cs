@@ -134,8 +134,8 @@ public sealed class LivePageFallbackTests(LazyBrowser browsers, LivePageFallback
         {
             browser.Driver.Navigate().GoToUrl(app.BaseAddress);
             SharedBrowser.WaitUntil(() => browser.Driver.FindElement(By.Id("stacks-capture")).Enabled, Patience, "offer its Capture now button");
-            // The button's own click, not a pointer at its place: a CI run's click reached neither the page's handler
-            // nor the script's listener above (the page may move while it fills in), and this test is about the poll.
+            // The button's own click, not a pointer at its place, which can miss both the page's handler and the script's
+            // listener above while the page moves as it fills in; this test is about the poll.
             browser.Driver.ExecuteScript("document.getElementById('stacks-capture').click();");
             SharedBrowser.WaitUntil(() => browser.Driver.FindElement(By.Id("stacks-status")).Text.StartsWith("The capture failed", StringComparison.Ordinal), Patience, "say the capture failed",
                 () => $"\"{browser.Driver.FindElement(By.Id("stacks-status")).Text}\", after:\n{string.Join('\n', browser.Read<string[]>("window.seen"))}");
@@ -180,9 +180,9 @@ public sealed class LivePageFallbackTests(LazyBrowser browsers, LivePageFallback
 
     /// <summary>
     /// The app restarted while its page stayed open: the browser's stream reconnects to the same port with the first run's
-    /// last event id, the server sends the new run's samples from its first, and the page shows them (it had dropped each
-    /// as one it already had, and kept the first run's figures). Two servers of its own, one after the other, on one port
-    /// for the live page's server. The page tells a new run by the run id each sample carries, whichever run is the longer
+    /// last event id, the server sends the new run's samples from its first, and the page shows them rather than drop each as
+    /// one it already has. Two servers of its own, one after the other, on one port for the live page's server. The page
+    /// tells a new run by the run id each sample carries, whichever run is the longer
     /// (<see cref="LivePage_StartsANewRun_OnASampleOfAnotherRun_WhateverItsSequence"/>).
     /// </summary>
     [ChromiumFact]

@@ -196,8 +196,7 @@ public sealed class ThreadPoolHealthApiTests(InProcessApp app, ITestOutputHelper
     }
 
     // The server closes a kept-alive connection idle for its timeout: a client that reused one just then would have its
-    // request reset (a test's poll, ten seconds after the one before it, once was). .NET's HttpClient retires a connection a
-    // second before the Keep-Alive timeout a server gives.
+    // request reset. .NET's HttpClient retires a connection a second before the Keep-Alive timeout a server gives.
     [Fact]
     public async Task LivePageServer_KeepsConnectionsAlive_WithAKeepAliveTimeoutHeaderNamingItsIdleTimeout()
     {

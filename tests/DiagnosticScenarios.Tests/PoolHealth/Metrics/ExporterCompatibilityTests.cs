@@ -11,9 +11,8 @@ namespace DiagnosticScenarios.Tests.PoolHealth.Metrics;
 /// The app writes its scrape itself (OpenTelemetry's Prometheus exporter queues each collection to the thread pool, so it
 /// cannot answer while the pool starves), in the exporter's own names, so the shipped alert rules read the same series
 /// whichever of the two a reader scrapes: checked here against the exporter on the same meter provider. The provider
-/// listens to its meters by name, so it also reads the in-process apps of other tests: it runs alone, after them (a CI run
-/// saw a PostgreSQL test's series in the exporter's scrape alone, recorded between our first scrape and theirs, its app
-/// gone before our second).
+/// listens to its meters by name, so it also reads the in-process apps of other tests: it runs alone, after them (another
+/// test's series could otherwise appear in one scrape and not the other).
 /// </summary>
 [Collection(ProcessWideStateCollection.Name)]
 public sealed class ExporterCompatibilityTests(InProcessApp app, ITestOutputHelper output) : IClassFixture<InProcessApp>
@@ -37,9 +36,9 @@ public sealed class ExporterCompatibilityTests(InProcessApp app, ITestOutputHelp
         using var livePage = new HttpClient { BaseAddress = new Uri($"http://127.0.0.1:{port}/"), Timeout = TimeoutExtensions.Default };
         var exporter = new ApplicationBuilder(app.Services).UseOpenTelemetryPrometheusScrapingEndpoint(_ => true).Build();
 
-        // Ours before and after theirs: a series appears when its instrument first records (the queue-delay probe's may
-        // do so between two scrapes, as CI once saw). So a series of theirs must be ours before or after, and a series ours
-        // had both before and after must be theirs.
+        // Ours before and after theirs: a series appears when its instrument first records (the queue-delay probe's may do so
+        // between two scrapes). So a series of theirs must be ours before or after, and a series ours had both before and after
+        // must be theirs.
         var oursBefore = Series(await livePage.GetStringAsync(new Uri("metrics", UriKind.Relative)).DefaultTimeout());
         var theirs = Series(await ScrapeAsync(exporter, app.Services));
         var oursAfter = Series(await livePage.GetStringAsync(new Uri("metrics", UriKind.Relative)).DefaultTimeout());
@@ -53,10 +52,8 @@ public sealed class ExporterCompatibilityTests(InProcessApp app, ITestOutputHelp
     }
 
     // Each series' name and labels, its value left out: the two scrapes are two collections a moment apart. A series of
-    // another route is left out too: the other tests' apps, run before this one, may have left per-route series behind
-    // (when this test ran beside them, a fresh machine's run saw another app's hold-time series in theirs and no longer
-    // in ours after, and a CI run semaphore-async's in theirs alone). The routes this test requests, and every series
-    // without a route, are compared.
+    // another route is left out too: the other tests' apps, run before this one, may have left per-route series behind in
+    // either scrape. The routes this test requests, and every series without a route, are compared.
     private static List<string> Series(string text) =>
         [.. text.Split('\n')
             .Where(l => l.Length > 0 && !l.StartsWith('#') && !l.StartsWith("target_info", StringComparison.Ordinal))

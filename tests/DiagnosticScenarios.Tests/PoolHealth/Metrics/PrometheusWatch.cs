@@ -12,9 +12,8 @@ namespace DiagnosticScenarios.Tests.PoolHealth.Metrics;
 /// </summary>
 /// <remarks>
 /// Prometheus hands the targets it discovers to its scrapers only every five seconds, the first time five seconds after
-/// it starts: started with the server, it held the run up that long. Started early, on the port the run's live page will
-/// bind, it scrapes a closed port (a refused connection a second; 0.07 s of CPU in its first 38 s here, start included)
-/// until the server is up, and its first scrape of the server follows within a second.
+/// it starts, so it is started early, on the port the run's live page will bind: it scrapes a closed port (a refused
+/// connection a second, next to no CPU) until the server is up, and its first scrape of the server follows within a second.
 /// </remarks>
 internal sealed class PrometheusWatch : IAsyncDisposable
 {

@@ -12,8 +12,7 @@ namespace DiagnosticScenarios.Tests.PoolHealth.Metrics;
 /// <summary>
 /// The Prometheus scrape at the live page's <c>/metrics</c>. What it holds is read from an app in a process of its own:
 /// in the test host, the meter provider of one app listens to every app's meters by name, counts an instrument of another
-/// app as the same stream as its own, and drops the stream when that app is disposed, so its own series went missing
-/// (CI once waited 30 s for the queue-delay histogram in vain).
+/// app as the same stream as its own, and drops the stream when that app is disposed, so its own series can go missing.
 /// </summary>
 public sealed class ScrapeEndpointTests(InProcessApp app, ITestOutputHelper output) : IClassFixture<InProcessApp>
 {
@@ -29,8 +28,7 @@ public sealed class ScrapeEndpointTests(InProcessApp app, ITestOutputHelper outp
 
         // The queue-delay histogram is in the scrape once the probe, on its own interval, has measured once, and the
         // request's duration once ASP.NET Core's hosting has recorded it, when the request ends, which may be after the
-        // client has its answer: on a busy machine either can come after the app answers its first request (CI once
-        // scraped before each).
+        // client has its answer: on a busy machine either can come after the app answers its first request.
         var (_, text) = await Poll.UntilAsync(
             () => livePage.GetStringAsync(new Uri("/metrics", UriKind.Relative)),
             t => t.Contains("# TYPE diagnosticscenarios_threadpool_queue_delay_milliseconds histogram", StringComparison.Ordinal)

@@ -29,8 +29,8 @@ public sealed class IntermittentBlockingTests(ITestOutputHelper output)
 
     /// <summary>
     /// Four seconds: a blocked request starts and ends inside it as long as 500 requests start in its first 3.5 s, 143
-    /// a second, which the load keeps even while the snapshots pause the server. Three seconds needed 200 a second: the
-    /// load ran at about 245, and once (CI, 2026-11-29) the trace held no blocked request at all, the top site none.
+    /// a second, which the load keeps even while the snapshots pause the server. Three seconds would need 200 a second, too
+    /// close to the load's own rate for a trace sure to hold a blocked request.
     /// </summary>
     private static readonly TimeSpan Trace = TimeSpan.FromSeconds(4);
 
@@ -88,9 +88,8 @@ public sealed class IntermittentBlockingTests(ITestOutputHelper output)
 
             Assert.True(top is not null && BlockedStacks.Names(top, scenario) && top.Blocking?.Kind == BlockingKind.TaskWait,
                 $"The wait trace's top pool site is not {scenario.Action} in Task.Result. {figures}");
-            // Measured in 3 runs with a trace of 3 s (4 s since a CI run's 3 s held no blocked request): 1, 0 and 1 of 5 snapshots caught it (about a quarter of the time, as the arithmetic says);
-            // the trace's top pool site was the action's Task.Result every time, with 2 waits of about 0.5 s. If every one
-            // of five snapshots caught a thread parked a quarter of the time, that would happen once in a thousand runs.
+            // A thread parked a quarter of the time escapes most of five snapshots; all five catching it would happen about once in a
+            // thousand runs.
             Assert.True(caught < Snapshots, $"Every snapshot caught it: the blocking is not intermittent at these defaults. {figures}");
 
             // The runtime's view in the catalogue (docs/scenarios.md, GET /api/scenarios), measured here rather than by compare's one

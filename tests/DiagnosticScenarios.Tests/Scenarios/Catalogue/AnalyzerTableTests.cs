@@ -1,3 +1,4 @@
+using DiagnosticScenarios.Analyzers;
 using DiagnosticScenarios.Common.Catalogue;
 using DiagnosticScenarios.Scenarios.Catalogue;
 using Microsoft.CodeAnalysis;
@@ -27,7 +28,7 @@ public sealed class AnalyzerTableTests(AnalyzedApp app) : IClassFixture<Analyzed
         var flagged = findings.SelectMany(f => f.Found).Select(d => d.Id).ToHashSet(StringComparer.Ordinal);
         Assert.True(flagged.SetEquals(scenario.FlaggedBy),
             $"{ScenarioCode.Describe(scenario)}: the catalogue says [{string.Join(", ", scenario.FlaggedBy)}], the analyzers flag " +
-            $"[{string.Join(", ", AnalyzerRules.All.Where(flagged.Contains))}]." +
+            $"[{string.Join(", ", AnalyzerRules.All.Concat(AnalyzerRules.ThisPackage).Where(flagged.Contains))}]." +
             string.Concat(findings.Select(f => $"{Environment.NewLine}  BAD line {ScenarioCode.FileLine(f.Code)}: {Describe(f.Found)}")));
     }
 
@@ -56,6 +57,10 @@ public sealed class AnalyzerTableTests(AnalyzedApp app) : IClassFixture<Analyzed
         Assert.True(rows.SequenceEqual(expected),
             $"docs/scenarios.md's analyzer table differs from the catalogue. It should read:{Environment.NewLine}{DocumentedAnalyzerTable.Render(ScenarioCatalogue.Scenarios)}");
     }
+
+    [Fact]
+    public void ThisPackagesColumn_CoversEveryRuleThePackageReports() =>
+        Assert.Equal(AnalyzerRules.ThisPackage, new BlockingAnalyzer().SupportedDiagnostics.Select(d => d.Id).Distinct().Order(StringComparer.Ordinal));
 
     /// <summary>
     /// The rules table's "default" column is each rule as its package ships it, read from the rule's own descriptor: off

@@ -95,9 +95,8 @@ public sealed class ScenarioAnswerTests(InProcessApp app, ITestOutputHelper outp
 
         Assert.Equal(HttpStatusCode.OK, status);
         Assert.Equal("success:memspike", body);
-        // Its second, then the wave of two million objects in progress is finished and collected: 1.4–1.7 s beside the other
-        // functional tests in five suite runs (2026-12-06). Eight seconds leaves a slower machine room; ten times its second,
-        // a loop that misread its seconds, would not fit.
+        // Its second, then the wave of two million objects in progress finished and collected. Eight seconds leaves a slow,
+        // shared machine room; ten times its second, a loop that misread its seconds, would not fit.
         Assert.InRange(watch.Elapsed, TimeSpan.FromSeconds(1), TimeSpan.FromSeconds(8));
     }
 

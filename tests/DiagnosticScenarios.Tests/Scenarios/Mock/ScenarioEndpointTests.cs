@@ -17,8 +17,7 @@ public sealed class ScenarioEndpointTests(InProcessApp app, ITestOutputHelper ou
 
     // Unloaded, one request at a time, after a warm-up: the answer may exceed the mock delay only by
     // routing, a thread hop and the 10 ms polling step of tasksleepwait. 250 ms also absorbs a GC pause or a
-    // busy neighbour. Measured on the 2-core dev machine with curl, three calls each after a warm-up:
-    // 502–513 ms for every endpoint at 500 ms (tasksleepwait the slowest, by its polling step).
+    // busy neighbour.
     private static readonly TimeSpan UnloadedMargin = TimeSpan.FromMilliseconds(250);
 
     private static readonly TimeSpan PingMargin = TimeSpan.FromMilliseconds(50);
@@ -59,7 +58,6 @@ public sealed class ScenarioEndpointTests(InProcessApp app, ITestOutputHelper ou
         using var client = _app.CreateClient();
         await GetAsync(client, "/api/diagscenario/ping");
 
-        // Through the in-process server this whole test, a warm-up and a ping, took 5–9 ms in five suite runs (2026-12-06).
         // The fastest of a few, as for the scenarios, within a tenth of the mock query's delay.
         var fastest = await FastestAnswerAsync(client, "/api/diagscenario/ping", TimeSpan.Zero, "success:ping", PingMargin);
 
@@ -74,9 +72,7 @@ public sealed class ScenarioEndpointTests(InProcessApp app, ITestOutputHelper ou
         var spin = TimeSpan.FromMilliseconds(300);
 
         // A spin burns the CPU for as long as its thread is scheduled; a sleep or a timer for the same time burns next to
-        // none. Measured on the shared 2-core machine: 283–332 ms of the test host's CPU for highcpu/300 in three runs, and
-        // 16–85 ms with a Thread.Sleep(300) in its place. Another process on the cores can only take CPU from the spin,
-        // so the most of up to three answers decides.
+        // none. Another process on the cores can only take CPU from the spin, so the most of up to three answers decides.
         var answers = new List<(TimeSpan Elapsed, TimeSpan Cpu)>();
         while (answers.Count < Attempts && !answers.Any(a => a.Cpu >= spin / 2))
         {
@@ -98,12 +94,10 @@ public sealed class ScenarioEndpointTests(InProcessApp app, ITestOutputHelper ou
 
     /// <summary>
     /// The memory scenarios run in the same test host before this class (memspike's hundreds of megabytes): earlier tests'
-    /// garbage is collected before a clock starts, so that collecting it cannot land inside a measurement (CI once saw
-    /// tasksleepwait at 1035 ms a few seconds after memspike; the cause was not shown).
+    /// garbage is collected before a clock starts, so that collecting it cannot land inside a measurement.
     /// </summary>
-    // Noise only ever adds time to an answer, so the fastest of a few tells how long the scenario itself takes. Seen in two
-    // suite runs: tasksleepwait answering in 1035 ms and 773 ms, unloaded; in the second the app's own detector logged a
-    // queued work item waiting 563 ms with nothing queued, a stall of the whole test host, not of the scenario.
+    // Noise only ever adds time to an answer (a GC, a stall of the whole test host), so the fastest of a few tells how long
+    // the scenario itself takes.
     private const int Attempts = 3;
 
     /// <summary>

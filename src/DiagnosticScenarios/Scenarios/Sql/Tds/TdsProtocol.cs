@@ -208,7 +208,7 @@ public static class TdsProtocol
     }
 
     // [0-9], not \d: \d takes any Unicode digit ('٠٠:٠٠:٠١'), which int.Parse refuses. NonBacktracking: linear in the
-    // batch's length, where the backtracking engine took time quadratic in the spaces after the statement.
+    // batch's length, where the backtracking engine takes time quadratic in the spaces after the statement.
     private static readonly Regex WaitforDelayPattern = new(
         @"^\s*WAITFOR\s+DELAY\s+'(?<h>[0-9]{1,2}):(?<m>[0-9]{1,2}):(?<s>[0-9]{1,2})(?:\.(?<f>[0-9]{1,3}))?'\s*;?\s*$",
         RegexOptions.IgnoreCase | RegexOptions.CultureInvariant | RegexOptions.NonBacktracking);

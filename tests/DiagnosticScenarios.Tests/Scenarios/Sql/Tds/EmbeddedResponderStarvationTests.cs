@@ -16,9 +16,7 @@ namespace DiagnosticScenarios.Tests.Scenarios.Sql.Tds;
 public sealed class EmbeddedResponderStarvationTests(ITestOutputHelper output)
 {
     // Enough blocking requests to starve a pool that grows a thread or two a second, few enough not to spend the suite's
-    // time: 20 requests of 500 ms hold 10 thread-seconds, on a pool that starts with 2 threads. Measured: 25 and 31 of the
-    // 41 queue-delay probes waited more than 500 ms, and every WAITFOR was answered within 5 ms of its due time, in 4-5 s
-    // (40 requests: 51 of 71 probes, 7 s).
+    // time: 20 requests of 500 ms hold 10 thread-seconds, on a pool that starts with 2 threads.
     private const int Requests = 20;
     private const int DelayMs = 500;
 
