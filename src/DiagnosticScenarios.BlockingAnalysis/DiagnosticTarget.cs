@@ -26,6 +26,9 @@ public sealed class DiagnosticTarget : IDisposable
     /// <summary>The socket this tool listens on and the runtime connected to; null for a process reached by its id.</summary>
     public string? Port { get; }
 
+    /// <summary>What a scratch file of its sessions is named after: its id, or "port" while the id is not known.</summary>
+    internal string FileNamePart => ProcessId?.ToString(CultureInfo.InvariantCulture) ?? "port";
+
     /// <summary>The process as a one-line error names it: "process 1234", or "the process connected to /diag/port.sock".</summary>
     public string Name => Port is null
         ? string.Create(CultureInfo.InvariantCulture, $"process {ProcessId}")

@@ -32,7 +32,7 @@ public static class StackSnapshots
     {
         ArgumentNullException.ThrowIfNull(target);
         options ??= DiagnosisOptions.Default;
-        var trace = ScratchFiles.NewPath($"stacks-{target.ProcessId}", ".nettrace");
+        var trace = ScratchFiles.NewPath($"stacks-{target.FileNamePart}", ".nettrace");
         try
         {
             var recording = Stopwatch.StartNew();
@@ -75,7 +75,7 @@ public static class StackSnapshots
     {
         ArgumentNullException.ThrowIfNull(target);
         options ??= DiagnosisOptions.Default;
-        var trace = ScratchFiles.NewPath($"stacks-{target.ProcessId}", ".nettrace");
+        var trace = ScratchFiles.NewPath($"stacks-{target.FileNamePart}", ".nettrace");
         using var requests = new RequestListener();
         var reading = Stopwatch.StartNew();
         StackSnapshot? snapshot = null;

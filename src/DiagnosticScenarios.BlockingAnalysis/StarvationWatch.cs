@@ -30,7 +30,7 @@ public static class StarvationWatch
         var reading = new CounterReading(sessionId, rule, onSecond);
         var started = Stopwatch.StartNew();
         StackSnapshot? snapshot = null;
-        var trace = ScratchFiles.NewPath($"watch-{target.ProcessId}", ".nettrace");
+        var trace = ScratchFiles.NewPath($"watch-{target.FileNamePart}", ".nettrace");
         try
         {
             EventPipeRecorder.Listen(target, providers, reading.OnEvent, ended =>

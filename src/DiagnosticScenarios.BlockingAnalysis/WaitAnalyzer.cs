@@ -25,7 +25,7 @@ public static class WaitAnalyzer
     {
         ArgumentNullException.ThrowIfNull(target);
         options ??= DiagnosisOptions.Default;
-        var trace = ScratchFiles.NewPath($"waits-{target.ProcessId}", ".nettrace");
+        var trace = ScratchFiles.NewPath($"waits-{target.FileNamePart}", ".nettrace");
         try
         {
             Record(target, duration, trace, options);
