@@ -11,6 +11,9 @@ public sealed record DiagnosisOptions
     /// </summary>
     public IReadOnlyList<string> AppPrefixes { get; init; } = [];
 
+    /// <summary>Folders to look for the app's PDBs in when they are not beside its modules (<c>--symbols</c>); empty: beside them only.</summary>
+    public IReadOnlyList<string> SymbolDirectories { get; init; } = [];
+
     /// <summary>
     /// For a capture of the calling process: what each OS thread is serving (its request and endpoint), read at the end of
     /// the sampling, before the session stops, so a parked thread is named by its endpoint whatever the JIT did to its frames.

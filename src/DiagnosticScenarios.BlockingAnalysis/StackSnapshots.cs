@@ -172,16 +172,7 @@ public static class StackSnapshots
             var reading = Stopwatch.StartNew();
             requests = labelsAt([.. byStack.Where(g => g.First().Value.InvokerIndex is not null).Select(g => (IReadOnlyList<int>)[.. g.Select(t => t.Key)])], instant);
             requestsMs = reading.Elapsed.TotalMilliseconds;
-            groups = [.. byStack
-                .Select(g =>
-                {
-                    var ids = g.Select(t => t.Key).Order().ToList();
-                    var labels = requests is null ? [] : ids.Select(id => requests.Endpoints.GetValueOrDefault(id)).OfType<EndpointLabel>().ToList();
-                    return Group(ids, resolver.NameInlined(g.First().Value, labels, ids.Count), requests);
-                })
-                .OrderByDescending(g => g.Threads)
-                .ThenByDescending(g => g.PoolThreads)
-                .ThenBy(g => g.AppFrame is null)];
+            groups = GroupStacks(byStack, resolver, requests);
             threadCount = threads.Count;
             modules = resolver.Modules;
             eventsLost = log.TraceLog.EventsLost;
@@ -226,6 +217,22 @@ public static class StackSnapshots
 
         return instant;
     }
+
+    /// <summary>
+    /// The threads of each identical stack as one group, the app's code the JIT inlined away named back from the threads'
+    /// labels, most threads first: every source's stacks are grouped here.
+    /// </summary>
+    internal static List<ThreadGroup> GroupStacks(IEnumerable<IGrouping<string, KeyValuePair<int, ResolvedStack>>> byStack, StackResolver resolver, RequestLabels? requests) =>
+        [.. byStack
+            .Select(g =>
+            {
+                var ids = g.Select(t => t.Key).Order().ToList();
+                var labels = requests is null ? [] : ids.Select(id => requests.Endpoints.GetValueOrDefault(id)).OfType<EndpointLabel>().ToList();
+                return Group(ids, resolver.NameInlined(g.First().Value, labels, ids.Count), requests);
+            })
+            .OrderByDescending(g => g.Threads)
+            .ThenByDescending(g => g.PoolThreads)
+            .ThenBy(g => g.AppFrame is null)];
 
     private static ThreadGroup Group(List<int> threadIds, ResolvedStack stack, RequestLabels? requests) =>
         new(threadIds.Count, FrameNames.IsPoolWorker(stack.Names), BlockingFrame.Find(stack.Names), stack.AppFrames, threadIds, stack.Names)

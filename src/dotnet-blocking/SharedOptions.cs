@@ -66,14 +66,15 @@ internal sealed class SharedOptions
         AllowMultipleArgumentsPerToken = false,
     };
 
-    /// <summary>Refuses a command line that names no process (nor, with <paramref name="file"/>, a trace), or more than one.</summary>
-    public void RequireOneTarget(CommandResult result, Argument<FileInfo?>? file = null)
+    /// <summary>Refuses a command line that names no process (nor, with <paramref name="file"/>, a file), or more than one.</summary>
+    /// <param name="fileKind">What the file is, as the error names it.</param>
+    public void RequireOneTarget(CommandResult result, Argument<FileInfo?>? file = null, string fileKind = "a .nettrace file")
     {
         var given = new[] { result.GetResult(ProcessId) is not null, result.GetResult(Name) is not null, file is not null && result.GetResult(file)?.Tokens.Count > 0 }
             .Count(g => g);
         if (given != 1)
         {
-            var choices = file is null ? "-p PID or -n NAME" : "a .nettrace file, -p PID or -n NAME";
+            var choices = file is null ? "-p PID or -n NAME" : $"{fileKind}, -p PID or -n NAME";
             result.AddError($"Pass exactly one of {choices}.");
         }
     }

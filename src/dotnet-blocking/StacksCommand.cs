@@ -16,13 +16,26 @@ internal sealed class StacksCommand(SharedOptions shared, TextWriter output)
         $"How long, at most, to read ASP.NET Core's request and endpoint events around the snapshot, to name the endpoint of a site whose frames a Release build's JIT inlined away ({Durations.Help}); {DefaultRequestsWindow} by default, 0s reads none (such a site is then named from the app's code where only one endpoint fits).",
         allowZero: true);
 
+    private readonly Argument<FileInfo?> _dump = new("dump")
+    {
+        Description = "A core dump (dotnet-dump collect, full or heap; createdump; DiagnosticsClient.WriteDump) to read instead of a live process.",
+        Arity = ArgumentArity.ZeroOrOne,
+    };
+
+    private readonly Option<string[]> _symbols = new("--symbols")
+    {
+        Description = "A folder holding the app's .pdb files when they are not beside its modules (repeatable).",
+        HelpName = "dir",
+        AllowMultipleArgumentsPerToken = false,
+    };
+
     public Command Create()
     {
-        var command = new Command("stacks", "Groups every managed thread of a process by identical stack, and names the call each group is parked in, the app's line that made it, and its fix.")
+        var command = new Command("stacks", "Groups every managed thread of a process (or of a dump) by identical stack, and names the call each group is parked in, the app's line that made it, and its fix.")
         {
-            shared.ProcessId, shared.Name, shared.Format, shared.Json, shared.Output, shared.Top, _allThreads, shared.App, _requestsWindow,
+            _dump, shared.ProcessId, shared.Name, shared.Format, shared.Json, shared.Output, shared.Top, _allThreads, shared.App, _requestsWindow, _symbols,
         };
-        command.Validators.Add(r => shared.RequireOneTarget(r));
+        command.Validators.Add(r => shared.RequireOneTarget(r, _dump, "a dump file"));
         command.SetAction(Run);
         return command;
     }
@@ -30,7 +43,8 @@ internal sealed class StacksCommand(SharedOptions shared, TextWriter output)
     private int Run(ParseResult parse)
     {
         var top = parse.GetValue(shared.Top);
-        var snapshot = Capture(parse, shared.Target(parse), shared.Diagnosis(parse));
+        var options = shared.Diagnosis(parse) with { SymbolDirectories = [.. (parse.GetValue(_symbols) ?? []).Select(Path.GetFullPath)] };
+        var snapshot = parse.GetValue(_dump) is { } dump ? DumpSnapshots.Analyze(dump.FullName, options) : Capture(parse, shared.Target(parse), options);
         var allSites = snapshot.BlockedPoolSites;
         var sites = allSites.Take(top).ToList();
 

@@ -9,7 +9,7 @@ internal static class TextReport
     public static void WriteStacks(TextWriter output, StackSnapshot snapshot, IReadOnlyList<BlockingSite> sites, IReadOnlyList<ThreadGroup> groups)
     {
         output.WriteLine(string.Create(CultureInfo.InvariantCulture,
-            $"Process {snapshot.ProcessId}: {snapshot.ThreadCount} managed threads, {snapshot.PoolThreadCount} of them pool threads, in {snapshot.Groups.Count} groups (captured in {snapshot.CaptureMs:0} ms, {(snapshot.RequestsMs > 0 ? $"endpoints read for {snapshot.RequestsMs:0} ms more, " : "")}analysed in {snapshot.AnalysisMs:0} ms)."));
+            $"{snapshot.Source ?? $"Process {snapshot.ProcessId}"}: {snapshot.ThreadCount} managed threads, {snapshot.PoolThreadCount} of them pool threads, in {snapshot.Groups.Count} groups (captured in {snapshot.CaptureMs:0} ms, {(snapshot.RequestsMs > 0 ? $"endpoints read for {snapshot.RequestsMs:0} ms more, " : "")}analysed in {snapshot.AnalysisMs:0} ms)."));
         WriteSnapshotFacts(output, snapshot);
         if (groups.Count == 0)
         {

@@ -1,0 +1,182 @@
+using Microsoft.Diagnostics.Runtime;
+
+namespace DiagnosticScenarios.BlockingAnalysis;
+
+/// <summary>
+/// The task a blocked thread of a dump waits on, and the async methods pending under it, as SOS's <c>dumpasync</c> walks
+/// them: the task is the one the wait's frame holds on the stack; an async method's task is the box of its state machine,
+/// whose <c>&lt;&gt;1__state</c> says which await it is suspended at and whose awaiter field holds the task it awaits, down
+/// to a task no async method completes (<c>Task.Delay</c>'s, a <c>TaskCompletionSource</c>'s).
+/// </summary>
+internal sealed class AwaitedTasks(SourceLines sources)
+{
+    private const string Task = "System.Threading.Tasks.Task";
+    private const int DeepestChain = 64;
+
+    // The frames of a wait on a task: Task.Wait, .Result, GetAwaiter().GetResult() all end in these.
+    private static readonly string[] WaitFrames =
+    [
+        "System.Threading.Tasks.Task.SpinThenBlockingWait",
+        "System.Threading.Tasks.Task.InternalWaitCore",
+        "System.Threading.Tasks.Task.InternalWait",
+        "System.Threading.Tasks.Task.Wait",
+        "System.Threading.Tasks.Task`1.GetResultCore",
+        "System.Threading.Tasks.Task`1.get_Result",
+        "System.Runtime.CompilerServices.TaskAwaiter.HandleNonSuccessAndDebuggerNotification",
+    ];
+
+    /// <summary>The task <paramref name="thread"/> waits on with its pending async chain; null when the thread waits on no task.</summary>
+    public AwaitedTask? WaitedOn(ClrThread thread, IReadOnlyList<TraceFrame> frames)
+    {
+        if (!frames.Any(f => IsWaitFrame(FrameNames.Method(f.Name))))
+        {
+            return null;
+        }
+
+        // The innermost task the wait's frames hold: the task's own `this` in InternalWaitCore.
+        ClrObject? waited = null;
+        foreach (var root in thread.EnumerateStackRoots())
+        {
+            if (root.StackFrame?.Method is { } method && IsWaitFrame($"{method.Type?.Name}.{method.Name}") && IsTask(root.Object.Type))
+            {
+                waited = root.Object;
+                break;
+            }
+        }
+
+        return waited is { } task ? Chain(task) : null;
+    }
+
+    private AwaitedTask Chain(ClrObject task)
+    {
+        var outerFirst = new List<AsyncFrame>();
+        var current = task;
+        for (var depth = 0; depth < DeepestChain; depth++)
+        {
+            if (StateMachine(current) is not { } machine)
+            {
+                break;
+            }
+
+            var (address, type, interior) = machine;
+            var state = type.GetFieldByName("<>1__state") is { } stateField ? stateField.Read<int>(address, interior) : -1;
+            outerFirst.Add(Frame(type, state));
+            if (Awaited(address, type, interior) is not { } awaited)
+            {
+                outerFirst.Reverse();
+                return new AwaitedTask(outerFirst, state < 0 ? "nothing: the method is running or finished" : "a task the dump does not show");
+            }
+
+            current = awaited;
+        }
+
+        outerFirst.Reverse();
+        return new AwaitedTask(outerFirst, Kind(current.Type));
+    }
+
+    // The state machine of an async method's task, boxed inside it (Release: a struct) or referenced from it (Debug: a class).
+    private static (ulong Address, ClrType Type, bool Interior)? StateMachine(ClrObject task)
+    {
+        if (task.Type is not { } type || !type.Name!.Contains("AsyncStateMachineBox", StringComparison.Ordinal)
+            || type.GetFieldByName("StateMachine") is not { Type: { } machineType } field)
+        {
+            return null;
+        }
+
+        if (machineType.IsValueType)
+        {
+            return (field.GetAddress(task.Address), machineType, true);
+        }
+
+        var machine = field.ReadObject(task.Address, interior: false);
+        return machine.IsValid && machine.Type is { } runtimeType ? (machine.Address, runtimeType, false) : null;
+    }
+
+    // The task the state machine's awaiter holds: the one awaiter field the suspended await has set (TaskAwaiter,
+    // ConfiguredTaskAwaiter and their generic twins keep it in m_task; ValueTaskAwaiter in its ValueTask's _obj).
+    private static ClrObject? Awaited(ulong address, ClrType machine, bool interior)
+    {
+        foreach (var field in machine.Fields.Where(f => f.Name?.StartsWith("<>u__", StringComparison.Ordinal) == true))
+        {
+            if (field.Type is not { } awaiterType)
+            {
+                continue;
+            }
+
+            if (!awaiterType.IsValueType)
+            {
+                var boxed = field.ReadObject(address, interior);
+                if (boxed.IsValid && IsTask(boxed.Type))
+                {
+                    return boxed;
+                }
+
+                continue;
+            }
+
+            var awaiter = field.GetAddress(address, interior);
+            if (awaiterType.GetFieldByName("m_task") is { } taskField && taskField.ReadObject(awaiter, interior: true) is { IsValid: true } awaitedTask)
+            {
+                return awaitedTask;
+            }
+
+            if (awaiterType.GetFieldByName("_value") is { Type: { } valueTask } value && valueTask.GetFieldByName("_obj") is { } obj
+                && obj.ReadObject(value.GetAddress(awaiter, interior: true), interior: true) is { IsValid: true } source && IsTask(source.Type))
+            {
+                return source;
+            }
+        }
+
+        return null;
+    }
+
+    // "<QueryAsync>d__3" in MockDatabase → MockDatabase.QueryAsync, at the await its state names.
+    private AsyncFrame Frame(ClrType machine, int state)
+    {
+        var name = machine.Name ?? "?";
+        var plus = name.LastIndexOf('+');
+        var (declaring, nested) = plus < 0 ? ("", name) : (name[..plus], name[(plus + 1)..]);
+        var method = nested.StartsWith('<') && nested.IndexOf('>', StringComparison.Ordinal) is > 1 and var close ? nested[1..close] : nested;
+        var shortName = FrameNames.TypeAndMethod($"x!{declaring}.{method}()");
+        if (state < 0)
+        {
+            return new AsyncFrame(shortName, null, "the method is not suspended at an await", state);
+        }
+
+        var moveNext = machine.Methods.FirstOrDefault(m => m.Name == "MoveNext");
+        if (moveNext is null || machine.Module is not { Name: { } path } || !Path.IsPathRooted(path))
+        {
+            return new AsyncFrame(shortName, null, "the dump does not name its module's file", state);
+        }
+
+        var module = new ModuleFile(path, 0, machine.Module.Pdb?.Guid ?? Guid.Empty, machine.Module.Pdb?.Path);
+        var (line, missing) = sources.AwaitLine(module, moveNext.MetadataToken, state);
+        return new AsyncFrame(shortName, line, missing, state);
+    }
+
+    // What the innermost async method awaits, as a reader names it.
+    private static string Kind(ClrType? type) => type?.Name switch
+    {
+        null => "a task the dump does not show",
+        var name when name.StartsWith("System.Threading.Tasks.Task+DelayPromise", StringComparison.Ordinal) => "Task.Delay",
+        var name when name.StartsWith("System.Threading.SemaphoreSlim+TaskNode", StringComparison.Ordinal) => "SemaphoreSlim.WaitAsync",
+        var name when name.StartsWith("System.Threading.Tasks.Task+WhenAllPromise", StringComparison.Ordinal) => "Task.WhenAll",
+        var name when name.StartsWith("System.Threading.Tasks.TaskFactory+CompleteOnInvokePromise", StringComparison.Ordinal) => "Task.WhenAny",
+        var name => $"a {FrameNames.TypeAndMethod($"x!{name}.x()").Split('.')[0]} (a task no async method completes: a TaskCompletionSource's, an I/O's or a timer's)",
+    };
+
+    private static bool IsWaitFrame(string method) => WaitFrames.Any(w => method.StartsWith(w, StringComparison.Ordinal));
+
+    private static bool IsTask(ClrType? type)
+    {
+        for (; type is not null; type = type.BaseType)
+        {
+            if (type.Name == Task)
+            {
+                return true;
+            }
+        }
+
+        return false;
+    }
+}

@@ -1,0 +1,158 @@
+using System.Diagnostics;
+using Microsoft.Diagnostics.Runtime;
+
+namespace DiagnosticScenarios.BlockingAnalysis;
+
+/// <summary>
+/// Stack snapshots read from a core dump (<c>dotnet-dump collect</c>, <c>createdump</c>, <c>DiagnosticsClient.WriteDump</c>)
+/// with ClrMD: each managed thread's frames, with the runtime's own IL-to-native maps, go through the resolver a live
+/// capture uses, so the groups, sites, lines and fixes are the same; and, where a site's threads wait on a task, the async
+/// methods pending under it (<see cref="AwaitedTasks"/>), which only a dump shows.
+/// </summary>
+public static class DumpSnapshots
+{
+    private const string DynamicMethod = "dynamicClass.lambda_method()";
+
+    /// <summary>Reads <paramref name="dumpPath"/>'s threads and groups their stacks as <see cref="StackSnapshots.Analyze(string, DiagnosisOptions?, RequestLabels?)"/> does a trace's.</summary>
+    /// <exception cref="DiagnosisException">The file is not a core dump, is cut short, holds no .NET runtime, or its runtime's DAC is not on this machine.</exception>
+    public static StackSnapshot Analyze(string dumpPath, DiagnosisOptions? options = null)
+    {
+        options ??= DiagnosisOptions.Default;
+        DumpFiles.Check(dumpPath);
+        var analysis = Stopwatch.StartNew();
+        using var target = Load(dumpPath);
+        using var runtime = CreateRuntime(target, dumpPath);
+        var processId = target.DataReader.ProcessId;
+
+        var stacks = new Dictionary<int, (ClrThread Thread, List<TraceFrame> Frames)>();
+        var code = new Dictionary<ulong, JittedCode>();
+        var modules = new Dictionary<ulong, ModuleFile?>();
+        foreach (var thread in runtime.Threads.Where(t => t.IsAlive))
+        {
+            var frames = new List<TraceFrame>();
+            foreach (var frame in thread.EnumerateStackTrace())
+            {
+                if (frame.Method is not { } method)
+                {
+                    // Code compiled at run time (ASP.NET Core's lambda_method invokers): the DAC names no method for it.
+                    if (frame.Kind == ClrStackFrameKind.ManagedMethod)
+                    {
+                        frames.Add(new TraceFrame($"dynamicClass!{DynamicMethod}", "dynamicClass", null, DynamicMethod, frame.InstructionPointer));
+                    }
+
+                    continue;
+                }
+
+                var module = ModuleOf(method, modules);
+                var moduleName = module is null ? "dynamicClass" : Path.GetFileNameWithoutExtension(module.Path);
+                var name = method.Signature ?? $"{method.Type?.Name}.{method.Name}()";
+                frames.Add(new TraceFrame($"{moduleName}!{name}", moduleName, module?.Path, name, frame.InstructionPointer));
+                if (!code.ContainsKey(method.MethodDesc) && Jitted(method, module) is { } jitted)
+                {
+                    code[method.MethodDesc] = jitted;
+                }
+            }
+
+            if (frames.Count > 0)
+            {
+                stacks[(int)thread.OSThreadId] = (thread, frames);
+            }
+        }
+
+        using var resolver = new StackResolver(NativeCodeMaps.From(code.Values), modules.Values.Select(m => m?.Path), options);
+        var threads = stacks.ToDictionary(s => s.Key, s => resolver.Resolve(s.Value.Frames));
+        var awaited = new AwaitedTasks(resolver.Sources);
+        var groups = StackSnapshots.GroupStacks(threads.GroupBy(t => t.Value.Key, StringComparer.Ordinal), resolver, requests: null)
+            .Select(g => g with { Awaits = MostCommon(g.ThreadIds.Select(id => awaited.WaitedOn(stacks[id].Thread, stacks[id].Frames))) })
+            .ToList();
+
+        return new StackSnapshot(
+            ProcessId: processId,
+            CapturedAt: new DateTimeOffset(File.GetLastWriteTimeUtc(dumpPath), TimeSpan.Zero),
+            CaptureMs: 0,
+            AnalysisMs: Math.Round(analysis.Elapsed.TotalMilliseconds, 1),
+            ThreadCount: threads.Count,
+            PoolThreadCount: groups.Where(g => g.PoolThreads).Sum(g => g.Threads),
+            Groups: groups)
+        {
+            Modules = resolver.Modules,
+            Source = $"Dump {Path.GetFullPath(dumpPath)} (process {processId}, runtime {Path.GetFileName(Path.GetDirectoryName(runtime.ClrInfo.ModuleInfo.FileName))})",
+        };
+    }
+
+    // Local files only: the DAC beside the runtime the dump names, no symbol server (a download would hang an offline machine).
+    private static DataTarget Load(string dumpPath)
+    {
+        try
+        {
+            return DataTarget.LoadDump(dumpPath, new DataTargetOptions { SymbolPaths = [] });
+        }
+        catch (Exception e) when (e is InvalidDataException or IOException or NotSupportedException or InvalidOperationException or ArgumentException)
+        {
+            throw new DiagnosisException(DiagnosisFailure.UnreadableTrace, $"{dumpPath} could not be read as a core dump: {FirstLine(e)}", e);
+        }
+    }
+
+    private static ClrRuntime CreateRuntime(DataTarget target, string dumpPath)
+    {
+        if (target.ClrVersions is not [var clr, ..])
+        {
+            throw new DiagnosisException(DiagnosisFailure.NotDotNet, $"{dumpPath} is a dump of a process with no .NET runtime loaded: there are no managed threads to read.");
+        }
+
+        // The DAC ships beside the runtime: the folder the dump names it in, on this machine, if that runtime is here. A
+        // runtime folder is named by its version, and ClrMD reads no version from a Linux core, so the one there is taken.
+        var runtimeFolder = Path.GetDirectoryName(clr.ModuleInfo.FileName) ?? "";
+        var dac = Path.Combine(runtimeFolder, "libmscordaccore.so");
+        try
+        {
+            return File.Exists(dac) ? clr.CreateRuntime(dac, ignoreMismatch: true) : clr.CreateRuntime();
+        }
+        catch (Exception e) when (e is FileNotFoundException or InvalidOperationException or ClrDiagnosticsException or IOException or DllNotFoundException or BadImageFormatException)
+        {
+            throw new DiagnosisException(DiagnosisFailure.UnreadableTrace,
+                $"{dumpPath} is a dump of the .NET runtime in {runtimeFolder}, whose DAC (libmscordaccore.so) is not on this machine: read the dump where that runtime is installed, at the same path ({FirstLine(e)})", e);
+        }
+    }
+
+    // A module's file as the dump names it, with its PDB's id, so a module not on this disk still finds its PDB; null for
+    // code compiled at run time (lambda_method), which has no file.
+    private static ModuleFile? ModuleOf(ClrMethod method, Dictionary<ulong, ModuleFile?> modules)
+    {
+        if (method.Type?.Module is not { } module)
+        {
+            return null;
+        }
+
+        if (!modules.TryGetValue(module.Address, out var file))
+        {
+            file = module.IsDynamic || string.IsNullOrEmpty(module.Name) || !Path.IsPathRooted(module.Name)
+                ? null
+                : new ModuleFile(module.Name, 0, module.Pdb?.Guid ?? Guid.Empty, module.Pdb?.Path);
+            modules[module.Address] = file;
+        }
+
+        return file;
+    }
+
+    // The method's hot code with the runtime's own map from native to IL offsets, as the trace's rundown reports them.
+    private static JittedCode? Jitted(ClrMethod method, ModuleFile? module)
+    {
+        var hot = method.HotColdInfo;
+        if (hot.HotStart == 0 || hot.HotSize == 0)
+        {
+            return null;
+        }
+
+        var map = method.ILOffsetMap.Where(m => m.StartAddress >= hot.HotStart && m.StartAddress < hot.HotStart + hot.HotSize).ToList();
+        var tier = method.CompilationType == MethodCompilationType.Ngen ? "ReadyToRun" : "Unknown";
+        return new JittedCode(hot.HotStart, (int)hot.HotSize, method.MetadataToken, module, tier,
+            [.. map.Select(m => m.ILOffset)], [.. map.Select(m => (int)(m.StartAddress - hot.HotStart))]);
+    }
+
+    // What most of a group's threads wait on (they share a stack, so nearly always one chain).
+    private static AwaitedTask? MostCommon(IEnumerable<AwaitedTask?> awaited) =>
+        awaited.OfType<AwaitedTask>().GroupBy(a => a.Describe(), StringComparer.Ordinal).MaxBy(g => g.Count())?.First();
+
+    private static string FirstLine(Exception e) => e.Message.Split('\n', 2)[0].Trim();
+}
