@@ -62,7 +62,15 @@ public static class DumpSnapshots
         using var resolver = new StackResolver(NativeCodeMaps.From(code.Values), modules.Values.Select(m => m?.Path), options);
         var threads = stacks.ToDictionary(s => s.Key, s => resolver.Resolve(s.Value.Frames));
         var awaited = new AwaitedTasks(resolver.Sources);
-        var groups = StackSnapshots.GroupStacks(threads.GroupBy(t => t.Value.Key, StringComparer.Ordinal), resolver, requests: null)
+        var actions = threads.Where(t => t.Value.InvokerIndex is not null)
+            .Select(t => (Thread: t.Key, Action: ActionOn(runtime, stacks[t.Key].Thread)))
+            .Where(t => t.Action is not null)
+            .ToDictionary(t => t.Thread, t => t.Action!);
+        var requests = actions.Count == 0 ? null : new RequestLabels("the MVC actions their stacks hold in the dump", "serving", "no MVC action on these threads' stacks", new Dictionary<int, string>(), Exact: true)
+        {
+            Endpoints = actions,
+        };
+        var groups = StackSnapshots.GroupStacks(threads.GroupBy(t => t.Value.Key, StringComparer.Ordinal), resolver, requests)
             .Select(g => g with { Awaits = MostCommon(g.ThreadIds.Select(id => awaited.WaitedOn(stacks[id].Thread, stacks[id].Frames))) })
             .ToList();
 
@@ -76,6 +84,7 @@ public static class DumpSnapshots
             Groups: groups)
         {
             Modules = resolver.Modules,
+            Requests = requests,
             Source = $"Dump {Path.GetFullPath(dumpPath)} (process {processId}, runtime {Path.GetFileName(Path.GetDirectoryName(runtime.ClrInfo.ModuleInfo.FileName))})",
         };
     }
@@ -148,6 +157,33 @@ public static class DumpSnapshots
         var tier = method.CompilationType == MethodCompilationType.Ngen ? "ReadyToRun" : "Unknown";
         return new JittedCode(hot.HotStart, (int)hot.HotSize, method.MetadataToken, module, tier,
             [.. map.Select(m => m.ILOffset)], [.. map.Select(m => (int)(m.StartAddress - hot.HotStart))]);
+    }
+
+    // The MVC action a thread runs, from its ControllerActionInvoker on the stack: its descriptor's MethodInfo holds the
+    // method's handle. Where a Release build's JIT inlined the action into a compiled invoker, it names the code back, as
+    // the endpoint log does for a live capture.
+    private static EndpointLabel? ActionOn(ClrRuntime runtime, ClrThread thread)
+    {
+        foreach (var root in thread.EnumerateStackRoots())
+        {
+            var invoker = root.Object;
+            if (invoker.Type?.Name != "Microsoft.AspNetCore.Mvc.Infrastructure.ControllerActionInvoker")
+            {
+                continue;
+            }
+
+            if (invoker.TryReadObjectField("_controllerContext", out var context)
+                && context.TryReadObjectField("<ActionDescriptor>k__BackingField", out var descriptor)
+                && descriptor.TryReadObjectField("<MethodInfo>k__BackingField", out var methodInfo)
+                && methodInfo.Type?.GetFieldByName("m_handle") is { } handle
+                && runtime.GetMethodByHandle(handle.Read<ulong>(methodInfo.Address, interior: false)) is { } method
+                && method.Type?.Module is { Name: { } modulePath } && Path.IsPathRooted(modulePath))
+            {
+                return new EndpointLabel($"{method.Type.Name}.{method.Name}", new EndpointMethod(modulePath, method.MetadataToken)) { SeenAs = "whose action the dump shows on the stacks of" };
+            }
+        }
+
+        return null;
     }
 
     // What most of a group's threads wait on (they share a stack, so nearly always one chain).

@@ -206,7 +206,7 @@ internal sealed class StackResolver : IDisposable
             {
                 var on = $"{vote.Count()} of {threads} thread{(threads == 1 ? "" : "s")}";
                 return Named(stack, endpoint.Method.ModulePath, chain, callee, vote.First().Method is not null
-                    ? $"{endpoint.Name}, which the app labelled {on} with"
+                    ? vote.First().SeenAs is { } seenAs ? $"{endpoint.Name}, {seenAs} {on}" : $"{endpoint.Name}, which the app labelled {on} with"
                     : $"{endpoint.Name}, which ASP.NET Core logged running on {on}");
             }
         }

@@ -124,6 +124,11 @@ internal static class TextReport
 
         output.WriteLine();
         output.WriteLine(string.Create(CultureInfo.InvariantCulture, $"Starvation after {result.Seconds.Count} seconds read: {result.Verdict.Reason}."));
+        if (result.DumpFile is { } dump)
+        {
+            output.WriteLine($"Dump written at that moment: {dump} (dotnet-blocking stacks {dump} reads it).");
+        }
+
         WriteSnapshotFacts(output, snapshot);
         output.WriteLine(sites.Count == 0 ? "No pool thread was parked in a blocking call at that moment." : "Blocking sites at that moment:");
         foreach (var site in sites)
