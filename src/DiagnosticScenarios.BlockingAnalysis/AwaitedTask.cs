@@ -11,7 +11,7 @@ public sealed record AwaitedTask(IReadOnlyList<AsyncFrame> Chain, string Awaitin
 {
     /// <summary>"waits for MockDatabase.QueryAsync at MockDatabase.cs:14 `await Task.Delay(delay);` ← Orders.GetAsync at Orders.cs:9, awaiting Task.Delay".</summary>
     public string Describe() => Chain.Count == 0
-        ? $"waits for {Awaiting}, not an async method's task"
+        ? $"waits for {Awaiting}"
         : $"waits for {string.Join(" ← ", Chain.Select(f => f.ToString()))}, awaiting {Awaiting}";
 }
 

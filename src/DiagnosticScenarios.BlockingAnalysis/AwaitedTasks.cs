@@ -6,9 +6,11 @@ namespace DiagnosticScenarios.BlockingAnalysis;
 /// The task a blocked thread of a dump waits on, and the async methods pending under it, as SOS's <c>dumpasync</c> walks
 /// them: the task is the one the wait's frame holds on the stack; an async method's task is the box of its state machine,
 /// whose <c>&lt;&gt;1__state</c> says which await it is suspended at and whose awaiter field holds the task it awaits, down
-/// to a task no async method completes (<c>Task.Delay</c>'s, a <c>TaskCompletionSource</c>'s).
+/// to a task no async method completes (<c>Task.Delay</c>'s, a <c>TaskCompletionSource</c>'s). A task that holds no
+/// reference to what it waits for (<c>Unwrap</c>'s promise, a <c>ContinueWith</c>) is followed back through the heap: the
+/// task whose continuation it is.
 /// </summary>
-internal sealed class AwaitedTasks(SourceLines sources)
+internal sealed class AwaitedTasks(ClrRuntime runtime, SourceLines sources)
 {
     private const string Task = "System.Threading.Tasks.Task";
     private const int DeepestChain = 64;
@@ -47,6 +49,9 @@ internal sealed class AwaitedTasks(SourceLines sources)
         return waited is { } task ? Chain(task) : null;
     }
 
+    // Task to the task it is the continuation of, read once from the whole heap when a chain needs it.
+    private Dictionary<ulong, ClrObject>? _continuedFrom;
+
     private AwaitedTask Chain(ClrObject task)
     {
         var outerFirst = new List<AsyncFrame>();
@@ -55,6 +60,19 @@ internal sealed class AwaitedTasks(SourceLines sources)
         {
             if (StateMachine(current) is not { } machine)
             {
+                // A ContinueWith's task names the task it continues; Unwrap's promise is found from the one it continues.
+                if (current.TryReadObjectField("m_antecedent", out var antecedent) && antecedent.IsValid && IsTask(antecedent.Type))
+                {
+                    current = antecedent;
+                    continue;
+                }
+
+                if (LeafKind(current.Type) is null && ContinuedFrom(current) is { } earlier)
+                {
+                    current = earlier;
+                    continue;
+                }
+
                 break;
             }
 
@@ -154,16 +172,64 @@ internal sealed class AwaitedTasks(SourceLines sources)
         return new AsyncFrame(shortName, line, missing, state);
     }
 
+    // The task <paramref name="task"/> is the continuation of: the one whose m_continuationObject is it (or a list holding it).
+    private ClrObject? ContinuedFrom(ClrObject task)
+    {
+        if (_continuedFrom is null)
+        {
+            _continuedFrom = [];
+            var tasks = new Dictionary<ClrType, bool>();
+            foreach (var candidate in runtime.Heap.EnumerateObjects())
+            {
+                if (candidate.Type is not { } type || !(tasks.TryGetValue(type, out var isTask) ? isTask : tasks[type] = IsTask(type))
+                    || !candidate.TryReadObjectField("m_continuationObject", out var continuation) || !continuation.IsValid)
+                {
+                    continue;
+                }
+
+                if (IsTask(continuation.Type))
+                {
+                    _continuedFrom.TryAdd(continuation.Address, candidate);
+                }
+                else if (continuation.TryReadObjectField("m_task", out var continuationTask) && continuationTask.IsValid && IsTask(continuationTask.Type))
+                {
+                    _continuedFrom.TryAdd(continuationTask.Address, candidate);
+                }
+                else if (continuation.Type?.Name?.StartsWith("System.Collections.Generic.List", StringComparison.Ordinal) == true
+                    && continuation.TryReadObjectField("_items", out var items) && items.IsArray)
+                {
+                    foreach (var item in items.AsArray().ReadValues<ulong>(0, items.AsArray().Length) ?? [])
+                    {
+                        _continuedFrom.TryAdd(item, candidate);
+                    }
+                }
+            }
+        }
+
+        return _continuedFrom.TryGetValue(task.Address, out var from) ? from : null;
+    }
+
     // What the innermost async method awaits, as a reader names it.
-    private static string Kind(ClrType? type) => type?.Name switch
+    private static string Kind(ClrType? type) => LeafKind(type)
+        ?? $"a {ShortName(type?.Name)} that no async method completes (a TaskCompletionSource's, an I/O callback's or a timer's)";
+
+    // A task the runtime completes itself, named as the call that made it; null for any other.
+    private static string? LeafKind(ClrType? type) => type?.Name switch
     {
         null => "a task the dump does not show",
         var name when name.StartsWith("System.Threading.Tasks.Task+DelayPromise", StringComparison.Ordinal) => "Task.Delay",
         var name when name.StartsWith("System.Threading.SemaphoreSlim+TaskNode", StringComparison.Ordinal) => "SemaphoreSlim.WaitAsync",
         var name when name.StartsWith("System.Threading.Tasks.Task+WhenAllPromise", StringComparison.Ordinal) => "Task.WhenAll",
         var name when name.StartsWith("System.Threading.Tasks.TaskFactory+CompleteOnInvokePromise", StringComparison.Ordinal) => "Task.WhenAny",
-        var name => $"a {FrameNames.TypeAndMethod($"x!{name}.x()").Split('.')[0]} (a task no async method completes: a TaskCompletionSource's, an I/O's or a timer's)",
+        _ => null,
     };
+
+    // "System.Threading.Tasks.Task+UnwrapPromise`1[[System.Int32, …]]" → "UnwrapPromise".
+    private static string ShortName(string? name)
+    {
+        var plain = (name ?? "?").Split('[', '<', '`')[0];
+        return plain[(plain.LastIndexOfAny(['.', '+']) + 1)..];
+    }
 
     private static bool IsWaitFrame(string method) => WaitFrames.Any(w => method.StartsWith(w, StringComparison.Ordinal));
 

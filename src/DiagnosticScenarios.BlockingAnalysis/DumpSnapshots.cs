@@ -61,7 +61,7 @@ public static class DumpSnapshots
 
         using var resolver = new StackResolver(NativeCodeMaps.From(code.Values), modules.Values.Select(m => m?.Path), options);
         var threads = stacks.ToDictionary(s => s.Key, s => resolver.Resolve(s.Value.Frames));
-        var awaited = new AwaitedTasks(resolver.Sources);
+        var awaited = new AwaitedTasks(runtime, resolver.Sources);
         var actions = threads.Where(t => t.Value.InvokerIndex is not null)
             .Select(t => (Thread: t.Key, Action: ActionOn(runtime, stacks[t.Key].Thread)))
             .Where(t => t.Action is not null)
