@@ -18,7 +18,7 @@ internal sealed class PortablePdbs(ModuleReaders modules, IReadOnlyList<string> 
         var modulePath = location.ModulePath!;
         if (!_pdbs.TryGetValue(modulePath, out var entry))
         {
-            entry = File.Exists(modulePath) ? OpenPdb(modulePath) : OpenPdbWithoutModule(location, symbolDirectories);
+            entry = File.Exists(modulePath) ? OpenPdbOfTheBuildThatRan(location) : OpenPdbWithoutModule(location, symbolDirectories);
             _pdbs[modulePath] = entry;
         }
 
@@ -61,6 +61,26 @@ internal sealed class PortablePdbs(ModuleReaders modules, IReadOnlyList<string> 
         }
 
         return (null, $"{modulePath} is not on disk (a single-file app's bundle holds it, or the trace is from another machine), and no portable PDB with its id is beside it or at {buildPath ?? "its build path"}");
+    }
+
+    // The PDB beside the module, when its id is the one the runtime reported for the module the process ran: a module
+    // rebuilt since the trace or the dump was taken has another build's lines. Else the matching PDB at the build's path
+    // or in the folders given, if there is one.
+    private (MetadataReaderProvider? Pdb, string? Missing) OpenPdbOfTheBuildThatRan(IlLocation location)
+    {
+        var (pdb, missing) = OpenPdb(location.Module!.Path);
+        var signature = location.Module.PdbSignature;
+        if (pdb is null || signature == Guid.Empty
+            || (pdb.GetMetadataReader().DebugMetadataHeader?.Id is { Length: >= 16 } id && new Guid(id.AsSpan(0, 16)) == signature))
+        {
+            return (pdb, missing);
+        }
+
+        pdb.Dispose();
+        var (elsewhere, _) = OpenPdbWithoutModule(location, symbolDirectories);
+        return elsewhere is not null
+            ? (elsewhere, null)
+            : (null, $"{Path.GetFileName(location.Module.Path)} was rebuilt since the process ran it (its PDB's id is not the one the runtime reported): its lines would be another build's; keep the build the process ran, or pass its PDBs with --symbols");
     }
 
     private (MetadataReaderProvider? Pdb, string? Missing) OpenPdb(string modulePath)
