@@ -45,6 +45,18 @@ public sealed class DumpDiagnosisTests(StarvedFixtureDump dump, ITestOutputHelpe
     }
 
     [Fact]
+    public async Task Stacks_OfADump_AsSpeedscope_IsAWellFormedFileOfItsThreads()
+    {
+        var file = System.IO.Path.Combine(dump.Folder, "dump.speedscope.json");
+
+        var run = await DiagnoseCli.RunAsync("stacks", dump.Path, "--format", "speedscope", "-o", file);
+
+        Assert.True(run.ExitCode == 0, run.ToString());
+        SpeedscopeAssert.WellFormed(file);
+        Assert.Contains($"Dump {dump.Path}", await File.ReadAllTextAsync(file), StringComparison.Ordinal);
+    }
+
+    [Fact]
     public async Task Stacks_OfADumpCutShort_ExitsWithOneLineSayingSo()
     {
         var cut = System.IO.Path.Combine(dump.Folder, "cut.core");
