@@ -11,13 +11,6 @@ public static class DumpFiles
     private const ushort ElfCore = 4;
     private const int ElfHeaderSize = 64;
 
-    /// <summary>Whether the file starts as a dump does (an ELF core, a minidump, a Mach-O core), whatever is after.</summary>
-    public static bool LooksLikeDump(string path)
-    {
-        var header = Header(path);
-        return IsElfCore(header) || IsMinidump(header) || IsMachOCore(header);
-    }
-
     /// <summary>Refuses a file that is missing, not a dump, or an ELF core whose segments run past its end.</summary>
     /// <exception cref="DiagnosisException">The file is not a whole dump; the message says what it is.</exception>
     public static void Check(string path)

@@ -17,8 +17,21 @@ public static class DumpSnapshots
     /// <exception cref="DiagnosisException">The file is not a core dump, is cut short, holds no .NET runtime, or its runtime's DAC is not on this machine.</exception>
     public static StackSnapshot Analyze(string dumpPath, DiagnosisOptions? options = null)
     {
-        options ??= DiagnosisOptions.Default;
         DumpFiles.Check(dumpPath);
+        try
+        {
+            return Read(dumpPath, options ?? DiagnosisOptions.Default);
+        }
+#pragma warning disable CA1031 // a damaged dump fails inside ClrMD in ways it does not document: one line, not a stack trace
+        catch (Exception e) when (e is not DiagnosisException and not OutOfMemoryException)
+#pragma warning restore CA1031
+        {
+            throw new DiagnosisException(DiagnosisFailure.UnreadableTrace, $"{dumpPath} could not be read: the dump is damaged ({e.GetType().Name}: {FirstLine(e)})", e);
+        }
+    }
+
+    private static StackSnapshot Read(string dumpPath, DiagnosisOptions options)
+    {
         var analysis = Stopwatch.StartNew();
         using var target = Load(dumpPath);
         using var runtime = CreateRuntime(target, dumpPath);
@@ -119,8 +132,9 @@ public static class DumpSnapshots
         }
         catch (Exception e) when (e is FileNotFoundException or InvalidOperationException or ClrDiagnosticsException or IOException or DllNotFoundException or BadImageFormatException)
         {
-            throw new DiagnosisException(DiagnosisFailure.UnreadableTrace,
-                $"{dumpPath} is a dump of the .NET runtime in {runtimeFolder}, whose DAC (libmscordaccore.so) is not on this machine: read the dump where that runtime is installed, at the same path ({FirstLine(e)})", e);
+            throw new DiagnosisException(DiagnosisFailure.UnreadableTrace, File.Exists(dac)
+                ? $"{dumpPath} could not be read by its runtime's DAC ({dac}): the dump is damaged or lacks the runtime's memory ({FirstLine(e)})"
+                : $"{dumpPath} is a dump of the .NET runtime in {runtimeFolder}, whose DAC (libmscordaccore.so) is not on this machine: read the dump where that runtime is installed, at the same path ({FirstLine(e)})", e);
         }
     }
 
