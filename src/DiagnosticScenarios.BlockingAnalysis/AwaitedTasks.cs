@@ -89,7 +89,20 @@ internal sealed class AwaitedTasks(ClrRuntime runtime, SourceLines sources)
         }
 
         outerFirst.Reverse();
-        return new AwaitedTask(outerFirst, Kind(current.Type));
+        return new AwaitedTask(outerFirst, DelegateOf(current) is { } run ? $"a Task.Run or StartNew delegate, {run}, which another thread runs" : Kind(current.Type));
+    }
+
+    // The method a delegate task runs (Task.Run, Task.Factory.StartNew), as a reader names it; null for any other task.
+    private static string? DelegateOf(ClrObject task)
+    {
+        if (!task.TryReadObjectField("m_action", out var action) || !action.IsValid || action.IsNull || !action.IsDelegate)
+        {
+            return null;
+        }
+
+        return action.AsDelegate().GetDelegateTarget()?.Method is { } method
+            ? FrameNames.TypeAndMethod($"x!{method.Type?.Name}.{method.Name}()")
+            : ShortName(action.Type?.Name);
     }
 
     // The state machine of an async method's task, boxed inside it (Release: a struct) or referenced from it (Debug: a class).
