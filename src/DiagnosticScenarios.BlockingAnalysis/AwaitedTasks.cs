@@ -60,6 +60,12 @@ internal sealed class AwaitedTasks(ClrRuntime runtime, SourceLines sources)
         {
             if (StateMachine(current) is not { } machine)
             {
+                if (current.Type?.Name?.Contains("AsyncStateMachineBox", StringComparison.Ordinal) == true)
+                {
+                    outerFirst.Reverse();
+                    return new AwaitedTask(outerFirst, "an async method's task whose state machine the dump does not hold (a mini or triage dump has no heap: take a heap or full dump)");
+                }
+
                 // A ContinueWith's task names the task it continues; Unwrap's promise is found from the one it continues.
                 if (current.TryReadObjectField("m_antecedent", out var antecedent) && antecedent.IsValid && IsTask(antecedent.Type))
                 {
