@@ -17,7 +17,7 @@ public static class DumpFiles
     {
         if (!File.Exists(path))
         {
-            throw new DiagnosisException(DiagnosisFailure.UnreadableTrace, $"There is no file at {Path.GetFullPath(path)}.");
+            throw new DiagnosisException(DiagnosisFailure.UnreadableDump, $"There is no file at {Path.GetFullPath(path)}.");
         }
 
         var header = Header(path);
@@ -28,18 +28,18 @@ public static class DumpFiles
 
         if (!header.AsSpan().StartsWith("\u007fELF"u8))
         {
-            throw new DiagnosisException(DiagnosisFailure.UnreadableTrace,
+            throw new DiagnosisException(DiagnosisFailure.UnreadableDump,
                 $"{path} is not a core dump: it is not an ELF core (what dotnet-dump collect and createdump write on Linux), nor a minidump.");
         }
 
         if (header.Length < ElfHeaderSize || header[4] != 2)
         {
-            throw new DiagnosisException(DiagnosisFailure.UnreadableTrace, $"{path} is cut short or not a 64-bit ELF core: its header is incomplete.");
+            throw new DiagnosisException(DiagnosisFailure.UnreadableDump, $"{path} is cut short or not a 64-bit ELF core: its header is incomplete.");
         }
 
         if (!IsElfCore(header))
         {
-            throw new DiagnosisException(DiagnosisFailure.UnreadableTrace,
+            throw new DiagnosisException(DiagnosisFailure.UnreadableDump,
                 $"{path} is an ELF file but not a core dump (an executable or a library): give the file dotnet-dump collect or createdump wrote.");
         }
 
@@ -47,7 +47,7 @@ public static class DumpFiles
         var needed = ElfExtent(path, header);
         if (needed > length)
         {
-            throw new DiagnosisException(DiagnosisFailure.UnreadableTrace,
+            throw new DiagnosisException(DiagnosisFailure.UnreadableDump,
                 $"{path} is cut short: its headers describe {needed:N0} bytes, the file has {length:N0} (the dump was interrupted while written or copied, or the disk filled up).");
         }
     }
@@ -99,7 +99,7 @@ public static class DumpFiles
         }
         catch (Exception e) when (e is IOException or UnauthorizedAccessException)
         {
-            throw new DiagnosisException(DiagnosisFailure.UnreadableTrace, $"{path} could not be read: {e.Message}", e);
+            throw new DiagnosisException(DiagnosisFailure.UnreadableDump, $"{path} could not be read: {e.Message}", e);
         }
     }
 }

@@ -26,7 +26,7 @@ public static class DumpSnapshots
         catch (Exception e) when (e is not DiagnosisException and not OutOfMemoryException)
 #pragma warning restore CA1031
         {
-            throw new DiagnosisException(DiagnosisFailure.UnreadableTrace, $"{dumpPath} could not be read: the dump is damaged ({e.GetType().Name}: {FirstLine(e)})", e);
+            throw new DiagnosisException(DiagnosisFailure.UnreadableDump, $"{dumpPath} could not be read: the dump is damaged ({e.GetType().Name}: {FirstLine(e)})", e);
         }
     }
 
@@ -111,7 +111,7 @@ public static class DumpSnapshots
         }
         catch (Exception e) when (e is InvalidDataException or IOException or NotSupportedException or InvalidOperationException or ArgumentException)
         {
-            throw new DiagnosisException(DiagnosisFailure.UnreadableTrace, $"{dumpPath} could not be read as a core dump: {FirstLine(e)}", e);
+            throw new DiagnosisException(DiagnosisFailure.UnreadableDump, $"{dumpPath} could not be read as a core dump: {FirstLine(e)}", e);
         }
     }
 
@@ -119,7 +119,7 @@ public static class DumpSnapshots
     {
         if (target.ClrVersions is not [var clr, ..])
         {
-            throw new DiagnosisException(DiagnosisFailure.NotDotNet, $"{dumpPath} is a dump of a process with no .NET runtime loaded: there are no managed threads to read.");
+            throw new DiagnosisException(DiagnosisFailure.UnreadableDump, $"{dumpPath} is a dump of a process with no .NET runtime loaded: there are no managed threads to read.");
         }
 
         // The DAC ships beside the runtime: the folder the dump names it in, on this machine, if that runtime is here. A
@@ -132,7 +132,7 @@ public static class DumpSnapshots
         }
         catch (Exception e) when (e is FileNotFoundException or InvalidOperationException or ClrDiagnosticsException or IOException or DllNotFoundException or BadImageFormatException)
         {
-            throw new DiagnosisException(DiagnosisFailure.UnreadableTrace, File.Exists(dac)
+            throw new DiagnosisException(DiagnosisFailure.UnreadableDump, File.Exists(dac)
                 ? $"{dumpPath} could not be read by its runtime's DAC ({dac}): the dump is damaged or lacks the runtime's memory ({FirstLine(e)})"
                 : $"{dumpPath} is a dump of the .NET runtime in {runtimeFolder}, whose DAC (libmscordaccore.so) is not on this machine: read the dump where that runtime is installed, at the same path ({FirstLine(e)})", e);
         }

@@ -30,7 +30,7 @@ public static class ProcessDumps
         }
         catch (Exception e) when (e is IOException or UnauthorizedAccessException or ArgumentException)
         {
-            throw new DiagnosisException(DiagnosisFailure.TraceNotWritten, $"The dump's folder {directory} could not be created: {e.Message}", e);
+            throw new DiagnosisException(DiagnosisFailure.DumpNotWritten, $"The dump's folder {directory} could not be created: {e.Message}", e);
         }
 
         try
@@ -39,7 +39,7 @@ public static class ProcessDumps
         }
         catch (Exception e) when (e is ServerErrorException or ServerNotAvailableException or UnsupportedCommandException or TimeoutException or IOException)
         {
-            throw new DiagnosisException(DiagnosisFailure.TraceNotWritten, $"The runtime of process {processId} could not write a dump to {path}: {e.Message.Split('\n', 2)[0].Trim()}", e);
+            throw new DiagnosisException(DiagnosisFailure.DumpNotWritten, $"The runtime of process {processId} could not write a dump to {path}: {e.Message.Split('\n', 2)[0].Trim()}", e);
         }
 
         return path;
