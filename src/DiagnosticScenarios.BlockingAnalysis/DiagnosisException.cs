@@ -29,6 +29,12 @@ public enum DiagnosisFailure
 
     /// <summary>The report's file (<c>--output</c>) could not be created: a folder this user cannot write, a full disk.</summary>
     ReportNotWritten,
+
+    /// <summary>A dump that cannot be read: not a dump, cut short, of a process without .NET, or its runtime's DAC is not here.</summary>
+    UnreadableDump,
+
+    /// <summary>A dump the runtime could not write (its port did not answer, createdump failed), or whose folder could not be made.</summary>
+    DumpNotWritten,
 }
 
 /// <summary>A diagnosis that could not be made; the message is one line saying which and what to do.</summary>

@@ -93,6 +93,9 @@ public static partial class FrameNames
     /// <param name="invoker">A method compiled at run time, as <see cref="InlinedInvoker.Method"/> names it.</param>
     public static string WithoutCopyNumber(string invoker) => CompiledCopyNumber().Replace(invoker, "lambda_method");
 
+    /// <summary>Whether a method compiled at run time carries the number that tells it from the others (<c>lambda_method12</c>).</summary>
+    public static bool IsNumberedCompiledMethod(string frame) => CompiledCopyNumber().IsMatch(frame);
+
     [System.Text.RegularExpressions.GeneratedRegex(@"lambda_method\d+")]
     private static partial System.Text.RegularExpressions.Regex CompiledCopyNumber();
 

@@ -103,6 +103,21 @@ internal sealed class NativeCodeMaps
     }
 
     /// <summary>
+    /// The jitted code another source read (a dump's methods, with the runtime's own IL-to-native maps): each body's start,
+    /// size, token, module, tier and map, as native offsets from its start paired with IL offsets.
+    /// </summary>
+    public static NativeCodeMaps From(IEnumerable<JittedCode> code) =>
+        new([.. code.Select(c => new CodeBody(c.Start, c.Size, c.Token, 0, c.IlOffsets.Length == 0 ? null : new IlMap(c.IlOffsets, c.NativeOffsets))
+            {
+                Module = c.Module,
+                Tier = c.Tier,
+            })
+            .OrderBy(b => b.Start)],
+            [],
+            [],
+            path => path);
+
+    /// <summary>
     /// A module's file as the runtime's loader events spell it, for a path TraceLog gives. TraceLog lowercases the path of
     /// a module the process loads while the session records (<c>…/bin/release/net10.0/…</c>), which on a case-sensitive file
     /// system names no file, no entry in a <c>.deps.json</c> folder and no identity: the loader's own spelling, when exactly
@@ -236,6 +251,10 @@ internal sealed record ModuleFile(string Path, long AssemblyId, Guid PdbSignatur
     /// <summary>A module known only by its file, as a stack frame names it.</summary>
     public static ModuleFile At(string path) => new(path, 0, Guid.Empty, null);
 }
+
+/// <summary>One jitted method body as a source other than a trace reads it; <see cref="NativeCodeMaps.From"/> takes these.</summary>
+/// <param name="NativeOffsets">Where each entry of the map starts, from <paramref name="Start"/>; with <paramref name="IlOffsets"/>, the IL offset it runs.</param>
+internal sealed record JittedCode(ulong Start, int Size, int Token, ModuleFile? Module, string Tier, int[] IlOffsets, int[] NativeOffsets);
 
 /// <summary>Where a code address is in its method's IL: the module, the method's metadata token and the IL offset.</summary>
 internal sealed record IlLocation(ModuleFile? Module, int MethodToken, int IlOffset)

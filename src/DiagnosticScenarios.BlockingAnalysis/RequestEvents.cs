@@ -211,4 +211,8 @@ public static class RequestEvents
 /// <summary>The endpoint a thread runs, as ASP.NET Core names it, and its method where the app itself says which.</summary>
 /// <param name="Name">The endpoint's display name, e.g. <c>Contoso.Orders.Controllers.OrdersController.Get (Contoso.Orders)</c> or <c>HTTP: GET /stock/{sku}</c>.</param>
 /// <param name="Method">The method it runs, from the app's own endpoint metadata; null when only the name is known.</param>
-public sealed record EndpointLabel(string Name, EndpointMethod? Method = null);
+public sealed record EndpointLabel(string Name, EndpointMethod? Method = null)
+{
+    /// <summary>Where the label was read when not from the app's own labels, e.g. "whose action a dump shows on the stacks of"; null: the app's.</summary>
+    public string? SeenAs { get; init; }
+}

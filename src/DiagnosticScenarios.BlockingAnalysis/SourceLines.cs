@@ -10,6 +10,9 @@ namespace DiagnosticScenarios.BlockingAnalysis;
 /// </summary>
 internal sealed class SourceLines : IDisposable
 {
+    // The kind of a portable PDB's custom debug information that lists an async method's awaits.
+    private static readonly Guid AsyncMethodSteppingInformation = new("54FD2AC5-E925-401A-9C2A-F94F171072F8");
+
     private readonly ModuleReaders _modules;
     private readonly bool _ownsModules;
     private readonly PortablePdbs _pdbs;
@@ -17,10 +20,11 @@ internal sealed class SourceLines : IDisposable
     private readonly IlCalls _calls;
 
     /// <param name="modules">The module files, shared with the analysis's other readers; null opens and closes its own.</param>
-    public SourceLines(ModuleReaders? modules = null)
+    /// <param name="symbolDirectories">Folders to look for a module's PDB in when it is not beside the module (<c>--symbols</c>).</param>
+    public SourceLines(ModuleReaders? modules = null, IReadOnlyList<string>? symbolDirectories = null)
     {
         (_modules, _ownsModules) = (modules ?? new ModuleReaders(), modules is null);
-        _pdbs = new PortablePdbs(_modules);
+        _pdbs = new PortablePdbs(_modules, symbolDirectories ?? []);
         _calls = new IlCalls(_modules);
     }
 
@@ -140,6 +144,49 @@ internal sealed class SourceLines : IDisposable
         }
 
         return (new SourceLine(file, found.StartLine, text), null);
+    }
+
+    /// <summary>
+    /// The line of the await an async method's state machine is suspended at: the PDB's stepping information for its
+    /// <c>MoveNext</c> lists the awaits' yield offsets by state, as a debugger's async stepping reads them.
+    /// </summary>
+    /// <param name="module">The state machine's module.</param>
+    /// <param name="moveNextToken">The token of the state machine's <c>MoveNext</c>.</param>
+    /// <param name="state">The state machine's <c>&lt;&gt;1__state</c>: the await it is suspended at, counted from 0.</param>
+    public (SourceLine? Line, string? Missing) AwaitLine(ModuleFile module, int moveNextToken, int state)
+    {
+        var moveNext = new IlLocation(module, moveNextToken, 0);
+        var (pdb, missing) = _pdbs.Open(moveNext);
+        if (pdb is null)
+        {
+            return (null, missing);
+        }
+
+        var reader = pdb.GetMetadataReader();
+        foreach (var handle in reader.GetCustomDebugInformation(MetadataTokens.MethodDefinitionHandle(moveNextToken & 0x00FFFFFF)))
+        {
+            var information = reader.GetCustomDebugInformation(handle);
+            if (reader.GetGuid(information.Kind) != AsyncMethodSteppingInformation)
+            {
+                continue;
+            }
+
+            // The offset of the catch handler, then per await: its yield offset, its resume offset, the method resumed.
+            var blob = reader.GetBlobReader(information.Value);
+            blob.ReadUInt32();
+            for (var index = 0; blob.RemainingBytes > 0; index++)
+            {
+                var yieldOffset = (int)blob.ReadUInt32();
+                blob.ReadUInt32();
+                blob.ReadCompressedInteger();
+                if (index == state)
+                {
+                    return LineAt(moveNext with { IlOffset = yieldOffset }, yieldOffset, ofACall: false);
+                }
+            }
+        }
+
+        return (null, $"{Path.GetFileName(module.Path)}'s PDB lists no await #{state + 1} for this async method");
     }
 
     /// <inheritdoc cref="IlCalls.IsReadyToRun"/>

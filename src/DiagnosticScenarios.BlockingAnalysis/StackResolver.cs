@@ -54,14 +54,23 @@ internal sealed class StackResolver : IDisposable
     private readonly Lazy<EndpointMethods> _endpoints;
 
     public StackResolver(TraceLog log, string nettracePath, DiagnosisOptions options)
+        : this(NativeCodeMaps.Read(nettracePath, options.Locate), log.ModuleFiles.Select(m => m.FilePath), options)
     {
-        _maps = NativeCodeMaps.Read(nettracePath, options.Locate);
-        var coreLib = log.ModuleFiles.FirstOrDefault(m => string.Equals(Path.GetFileNameWithoutExtension(m.FilePath), "System.Private.CoreLib", StringComparison.OrdinalIgnoreCase));
-        _sources = new SourceLines(_modules);
-        _app = new AppCode(options.AppPrefixes, coreLib?.FilePath, _modules, _maps.AssemblyOf);
-        var moduleFiles = log.ModuleFiles.Select(m => m.FilePath).Where(p => !string.IsNullOrEmpty(p) && Path.IsPathRooted(p)).Select(_maps.LoadedPath).ToList();
-        _endpoints = new(() => new EndpointMethods(_modules, moduleFiles.Where(_app.IsAppModule)));
     }
+
+    /// <summary>Resolves frames another source read (a dump's), with that source's code maps and module files.</summary>
+    public StackResolver(NativeCodeMaps maps, IEnumerable<string?> moduleFiles, DiagnosisOptions options)
+    {
+        _maps = maps;
+        var files = moduleFiles.Where(p => !string.IsNullOrEmpty(p) && Path.IsPathRooted(p)).Select(p => _maps.LoadedPath(p!)).ToList();
+        var coreLib = files.FirstOrDefault(p => string.Equals(Path.GetFileNameWithoutExtension(p), "System.Private.CoreLib", StringComparison.OrdinalIgnoreCase));
+        _sources = new SourceLines(_modules, options.SymbolFolders);
+        _app = new AppCode(options.AppPrefixes, coreLib, _modules, _maps.AssemblyOf);
+        _endpoints = new(() => new EndpointMethods(_modules, files.Where(_app.IsAppModule)));
+    }
+
+    /// <summary>The files and lines the resolver reads, for a source that names more than stacks (a dump's awaited tasks).</summary>
+    public SourceLines Sources => _sources;
 
     /// <summary>The modules met so far and whether each is the app's.</summary>
     public IReadOnlyList<ModuleVerdict> Modules => _app.Verdicts;
@@ -197,7 +206,7 @@ internal sealed class StackResolver : IDisposable
             {
                 var on = $"{vote.Count()} of {threads} thread{(threads == 1 ? "" : "s")}";
                 return Named(stack, endpoint.Method.ModulePath, chain, callee, vote.First().Method is not null
-                    ? $"{endpoint.Name}, which the app labelled {on} with"
+                    ? vote.First().SeenAs is { } seenAs ? $"{endpoint.Name}, {seenAs} {on}" : $"{endpoint.Name}, which the app labelled {on} with"
                     : $"{endpoint.Name}, which ASP.NET Core logged running on {on}");
             }
         }

@@ -41,6 +41,9 @@ public sealed record StackSnapshot(
     /// <summary>The time from the trace's first sample to its last, in milliseconds.</summary>
     public double SampledMs { get; init; }
 
+    /// <summary>Where the snapshot was read from when it is not a live process, e.g. "Dump /tmp/core.1234 (process 1234)"; null for a live capture.</summary>
+    public string? Source { get; init; }
+
     /// <summary>Events the runtime dropped from the session (<see cref="SessionLoss"/>); 0 for a complete snapshot.</summary>
     public int EventsLost { get; init; }
 
@@ -62,6 +65,7 @@ public sealed record StackSnapshot(
                 InlinedInto = InlinedInvoker.Merge(groups.Select(g => g.InlinedInto)),
                 NamedFrom = groups[0].NamedFrom,
                 Fix = groups[0].Fix,
+                Awaits = groups[0].Awaits,
                 RequestsSeen = Requests?.Describe(groups.SelectMany(g => g.Requests), actionShown: groups[0].AppFrames.Count > 0 && (groups[0].InlinedInto is null || groups[0].NamedFrom is not null)),
             })
             .OrderByDescending(site => site.Threads)
@@ -172,6 +176,9 @@ public sealed record BlockingSite(int Threads, BlockingFrame Blocking, IReadOnly
     /// <summary>The requests its threads run, or that none could be tied to them; null when not known and not needed.</summary>
     public string? RequestsSeen { get; init; }
 
+    /// <summary>The task its threads wait on and the async methods pending under it (a dump's); null when not known.</summary>
+    public AwaitedTask? Awaits { get; init; }
+
     /// <summary>
     /// One line, e.g. "47 of 53 pool threads: blocked in Task.Result / Wait (sync-over-async) at StarvationScenariosController.cs:35
     /// `_ = database.QueryAsync(MockDelay(delayMs)).Result;` in StarvationScenariosController.TaskWait; serving GET /api/diagscenario/taskwait (47 threads) (3 stacks)".
@@ -181,7 +188,8 @@ public sealed record BlockingSite(int Threads, BlockingFrame Blocking, IReadOnly
     {
         var stacks = Groups.Count == 1 ? "1 stack" : $"{Groups.Count} stacks";
         var requests = RequestsSeen is null ? "" : $"; {RequestsSeen}";
-        return $"{Threads} of {poolThreadCount} pool thread{(poolThreadCount == 1 ? "" : "s")}: blocked in {Blocking.Name}{Where(AppFrames, InlinedInto, NamedFrom)}{requests} ({stacks})";
+        var awaits = Awaits is null ? "" : $"; {Awaits.Describe()}";
+        return $"{Threads} of {poolThreadCount} pool thread{(poolThreadCount == 1 ? "" : "s")}: blocked in {Blocking.Name}{Where(AppFrames, InlinedInto, NamedFrom)}{awaits}{requests} ({stacks})";
     }
 
     /// <summary>Where the app made the call: " at File.cs:35 `text` in Type.Method ← Caller (File.cs:12)", or what became of its frames.</summary>
@@ -243,6 +251,9 @@ public sealed record ThreadGroup(
 
     /// <summary>In how many of the snapshot's <see cref="StackSnapshot.Samples"/> its threads were in this stack, on average over its threads.</summary>
     public int SampledIn { get; init; }
+
+    /// <summary>The task its threads wait on and the async methods pending under it, as most of them show it (a dump's); null when not known.</summary>
+    public AwaitedTask? Awaits { get; init; }
 
     /// <summary>The app's innermost frame: the code that made the blocking call; null when the stack has none.</summary>
     public AppFrame? AppFrame => AppFrames.Count > 0 ? AppFrames[0] : null;

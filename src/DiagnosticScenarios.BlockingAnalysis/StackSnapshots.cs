@@ -135,6 +135,11 @@ public static class StackSnapshots
     public static StackSnapshot Analyze(string nettracePath, DiagnosisOptions? options = null, RequestLabels? requests = null) =>
         Analyze(nettracePath, options ?? DiagnosisOptions.Default, (_, _) => requests);
 
+    /// <summary>The snapshot a file holds: a trace's (<see cref="Read"/>), or else a core dump's (<see cref="DumpSnapshots.Analyze"/>).</summary>
+    /// <exception cref="DiagnosisException">The file is neither a readable trace with stacks nor a readable dump of a .NET process.</exception>
+    public static StackSnapshot FromFile(string path, DiagnosisOptions options) =>
+        TraceLogFiles.IsNettrace(path) ? Read(path, options) : DumpSnapshots.Analyze(path, options);
+
     /// <summary>
     /// <see cref="Analyze(string, DiagnosisOptions?, RequestLabels?)"/> of a trace another tool recorded (dotnet-trace
     /// collect's default profile), refusing one that holds no sample of the threads' stacks.
@@ -202,7 +207,6 @@ public static class StackSnapshots
                 threads[thread] = resolver.Resolve(resolver.Frames(stacks[index]));
             }
 
-            var byStack = threads.GroupBy(t => t.Value.Key, StringComparer.Ordinal).ToList();
             samples = ticks.Count;
             sampledMs = ticks.Count == 0 ? 0 : (tickTimes[^1] - tickTimes[0]).TotalMilliseconds;
 
@@ -211,23 +215,9 @@ public static class StackSnapshots
                 (int)Math.Round(ids.Average(id => ticks.Count(tick => tick.TryGetValue(id, out var index) && index == atInstant[id])));
             var instant = chosen < 0 ? DateTime.UtcNow : tickTimes[chosen];
             var reading = Stopwatch.StartNew();
-            var byInvoker = threads.Where(t => t.Value.InvokerIndex is not null)
-                .GroupBy(t => InvokerKey(t.Value), StringComparer.Ordinal)
-                .ToDictionary(g => g.Key, g => (IReadOnlyList<int>)[.. g.Select(t => t.Key).Order()], StringComparer.Ordinal);
-            requests = labelsAt([.. byInvoker.Values], instant);
+            requests = labelsAt([.. ByInvoker(threads).Values], instant);
             requestsMs = reading.Elapsed.TotalMilliseconds;
-            groups = [.. byStack
-                .Select(g =>
-                {
-                    var ids = g.Select(t => t.Key).Order().ToList();
-                    var stack = g.First().Value;
-                    var labelled = stack.InvokerIndex is null ? ids : byInvoker[InvokerKey(stack)];
-                    var labels = requests is null ? [] : labelled.Select(id => requests.Endpoints.GetValueOrDefault(id)).OfType<EndpointLabel>().ToList();
-                    return Group(ids, resolver.NameInlined(stack, labels, labelled.Count), requests) with { SampledIn = SampledIn(ids) };
-                })
-                .OrderByDescending(g => g.Threads)
-                .ThenByDescending(g => g.PoolThreads)
-                .ThenBy(g => g.AppFrame is null)];
+            groups = [.. GroupStacks(threads, resolver, requests).Select(g => g with { SampledIn = SampledIn(g.ThreadIds) })];
             threadCount = threads.Count;
             modules = resolver.Modules;
             eventsLost = log.TraceLog.EventsLost;
@@ -275,10 +265,37 @@ public static class StackSnapshots
         return instant;
     }
 
+    /// <summary>
+    /// The threads of each identical stack as one group, the app's code the JIT inlined away named back from the threads'
+    /// labels, most threads first: every source's stacks are grouped here.
+    /// </summary>
+    internal static List<ThreadGroup> GroupStacks(IReadOnlyDictionary<int, ResolvedStack> threads, StackResolver resolver, RequestLabels? requests)
+    {
+        var byInvoker = ByInvoker(threads);
+        return [.. threads.GroupBy(t => t.Value.Key, StringComparer.Ordinal)
+            .Select(g =>
+            {
+                var ids = g.Select(t => t.Key).Order().ToList();
+                var stack = g.First().Value;
+                var labelled = stack.InvokerIndex is null ? ids : byInvoker[InvokerKey(stack)];
+                var labels = requests is null ? [] : labelled.Select(id => requests.Endpoints.GetValueOrDefault(id)).OfType<EndpointLabel>().ToList();
+                return Group(ids, resolver.NameInlined(stack, labels, labelled.Count), requests);
+            })
+            .OrderByDescending(g => g.Threads)
+            .ThenByDescending(g => g.PoolThreads)
+            .ThenBy(g => g.AppFrame is null)];
+    }
+
     // Threads parked under one method compiled at run time run one endpoint: ASP.NET Core compiles an invoker per action
-    // or handler, so a thread labelled in any of its stacks names them all. Any other stack is its own.
+    // or handler, so a thread labelled in any of its stacks names them all. Any other stack is its own, and so is one
+    // whose invoker is not told apart by its number (a dump names every such method lambda_method).
+    private static Dictionary<string, IReadOnlyList<int>> ByInvoker(IReadOnlyDictionary<int, ResolvedStack> threads) =>
+        threads.Where(t => t.Value.InvokerIndex is not null)
+            .GroupBy(t => InvokerKey(t.Value), StringComparer.Ordinal)
+            .ToDictionary(g => g.Key, g => (IReadOnlyList<int>)[.. g.Select(t => t.Key).Order()], StringComparer.Ordinal);
+
     private static string InvokerKey(ResolvedStack stack) =>
-        stack.InvokerIndex is { } at && stack.Frames[at].IsDynamic ? stack.Frames[at].Name : stack.Key;
+        stack.InvokerIndex is { } at && stack.Frames[at].IsDynamic && FrameNames.IsNumberedCompiledMethod(stack.Frames[at].Name) ? stack.Frames[at].Name : stack.Key;
 
     private static ThreadGroup Group(List<int> threadIds, ResolvedStack stack, RequestLabels? requests) =>
         new(threadIds.Count, FrameNames.IsPoolWorker(stack.Names), BlockingFrame.Find(stack.Names), stack.AppFrames, threadIds, stack.Names)

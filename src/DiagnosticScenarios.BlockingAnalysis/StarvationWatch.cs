@@ -18,8 +18,9 @@ public static class StarvationWatch
     /// <summary>Watches <paramref name="target"/> until the rule declares starvation or <paramref name="timeout"/> passes. Synchronous; needs no pool thread.</summary>
     /// <param name="onSecond">Each second as read, with the rule's verdict; on the listener's own thread.</param>
     /// <param name="onWatching">Once the session is on, before the first second is read (two collections later: the first has no rates).</param>
+    /// <param name="onStarved">At the moment starvation is declared, before the snapshot: where an artifact of that moment (a dump) is taken; what it returns (the dump's path) is the result's <see cref="WatchResult.DumpFile"/>.</param>
     /// <exception cref="DiagnosisException">The process is not there, not .NET, its diagnostic port did not answer, it exited before starvation came, or its counters cannot be read (no <c>System.Runtime</c> meter before .NET 9, or the runtime refused the metrics session).</exception>
-    public static WatchResult Run(DiagnosticTarget target, TimeSpan timeout, Action<PoolSecond, StarvationVerdict>? onSecond = null, StarvationRule? rule = null, DiagnosisOptions? options = null, Action? onWatching = null)
+    public static WatchResult Run(DiagnosticTarget target, TimeSpan timeout, Action<PoolSecond, StarvationVerdict>? onSecond = null, StarvationRule? rule = null, DiagnosisOptions? options = null, Action? onWatching = null, Func<string>? onStarved = null)
     {
         ArgumentNullException.ThrowIfNull(target);
         rule ??= StarvationRule.Default;
@@ -30,6 +31,7 @@ public static class StarvationWatch
         var reading = new CounterReading(sessionId, rule, onSecond);
         var started = Stopwatch.StartNew();
         StackSnapshot? snapshot = null;
+        string? dumpFile = null;
         var trace = ScratchFiles.NewPath($"watch-{target.FileNamePart}", ".nettrace");
         try
         {
@@ -49,6 +51,7 @@ public static class StarvationWatch
 
                 if (woken == 0)
                 {
+                    dumpFile = onStarved?.Invoke();
                     // While the pool is still starved, and before the listening session ends: the threads are where they
                     // block, and the endpoint log still arrives for those whose frames the JIT inlined away.
                     StackSnapshots.Record(target, trace, options);
@@ -67,7 +70,7 @@ public static class StarvationWatch
             File.Delete(trace);
         }
 
-        return new WatchResult(target.ProcessId ?? 0, snapshot is not null, Math.Round(started.Elapsed.TotalSeconds, 1), reading.LastVerdict, reading.Seconds, snapshot);
+        return new WatchResult(target.ProcessId ?? 0, snapshot is not null, Math.Round(started.Elapsed.TotalSeconds, 1), reading.LastVerdict, reading.Seconds, snapshot) { DumpFile = dumpFile };
     }
 
     // How long, at the moment of starvation, the endpoint log is read on for sites whose frames the JIT inlined away.
@@ -153,4 +156,8 @@ public static class StarvationWatch
 /// <param name="Verdict">The rule's last verdict: the evidence, or the condition that kept it from firing.</param>
 /// <param name="Seconds">Every second read, oldest first.</param>
 /// <param name="Snapshot">The stacks taken at the moment of starvation; null when it never came.</param>
-public sealed record WatchResult(int ProcessId, bool Starved, double AfterSeconds, StarvationVerdict Verdict, IReadOnlyList<PoolSecond> Seconds, StackSnapshot? Snapshot);
+public sealed record WatchResult(int ProcessId, bool Starved, double AfterSeconds, StarvationVerdict Verdict, IReadOnlyList<PoolSecond> Seconds, StackSnapshot? Snapshot)
+{
+    /// <summary>The dump written at the moment of starvation (<c>watch --dump</c>); null when none was asked for or starvation never came.</summary>
+    public string? DumpFile { get; init; }
+}

@@ -15,6 +15,26 @@ internal sealed class TraceLogFiles : IDisposable
 
     public TraceLog TraceLog { get; }
 
+    /// <summary>Whether the file is a trace rather than, say, a dump: named <c>.nettrace</c>, or starting with the format's magic.</summary>
+    public static bool IsNettrace(string path)
+    {
+        if (path.EndsWith(".nettrace", StringComparison.OrdinalIgnoreCase))
+        {
+            return true;
+        }
+
+        try
+        {
+            using var file = File.OpenRead(path);
+            Span<byte> magic = stackalloc byte[8];
+            return file.ReadAtLeast(magic, magic.Length, throwOnEndOfStream: false) == magic.Length && magic.SequenceEqual("Nettrace"u8);
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+        {
+            return false;
+        }
+    }
+
     public static TraceLogFiles Open(string nettracePath)
     {
         if (!File.Exists(nettracePath))

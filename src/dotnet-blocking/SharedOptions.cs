@@ -86,13 +86,14 @@ internal sealed class SharedOptions
 
     public Option<DirectoryInfo[]> Symbols { get; } = new("--symbols")
     {
-        Description = "A folder holding the app's modules and their PDBs (repeatable), read instead of the files at the paths the trace gives: for a trace or a sidecar whose app's files are elsewhere.",
+        Description = "A folder holding the app's modules and their PDBs, or its PDBs alone (repeatable), read instead of the files at the paths the process ran them from: for a trace, a dump or a sidecar whose app's files are elsewhere.",
         HelpName = "folder",
         AllowMultipleArgumentsPerToken = false,
     };
 
-    /// <summary>Refuses a command line that names no process (nor, with <paramref name="file"/>, a trace), or more than one.</summary>
-    public void RequireOneTarget(CommandResult result, Argument<FileInfo?>? file = null)
+    /// <summary>Refuses a command line that names no process (nor, with <paramref name="file"/>, a file), or more than one.</summary>
+    /// <param name="fileKind">What the file may be, as the error names it.</param>
+    public void RequireOneTarget(CommandResult result, Argument<FileInfo?>? file = null, string fileKind = "a .nettrace file")
     {
         var given = new[]
             {
@@ -102,7 +103,7 @@ internal sealed class SharedOptions
             .Count(g => g);
         if (given != 1)
         {
-            var choices = file is null ? "-p PID, -n NAME or --diagnostic-port PATH" : "a .nettrace file, -p PID, -n NAME or --diagnostic-port PATH";
+            var choices = file is null ? "-p PID, -n NAME or --diagnostic-port PATH" : $"{fileKind}, -p PID, -n NAME or --diagnostic-port PATH";
             result.AddError($"Pass exactly one of {choices}.");
         }
     }

@@ -21,7 +21,7 @@ internal static class SpeedscopeFile
         using var json = new Utf8JsonWriter(output, new JsonWriterOptions { Indented = false });
         json.WriteStartObject();
         json.WriteString("$schema", Schema);
-        json.WriteString("name", $"Process {snapshot.ProcessId}: {snapshot.ThreadCount} managed threads at {snapshot.CapturedAt:O}");
+        json.WriteString("name", $"{snapshot.Source ?? $"Process {snapshot.ProcessId}"}: {snapshot.ThreadCount} managed threads at {snapshot.CapturedAt:O}");
         json.WriteString("exporter", "dotnet-blocking");
         json.WriteNumber("activeProfileIndex", 0);
         json.WriteStartObject("shared");

@@ -10,9 +10,9 @@ internal sealed class StacksCommand(SharedOptions shared, TextWriter output)
 {
     private const string DefaultRequestsWindow = "1s";
 
-    private readonly Argument<FileInfo?> _trace = new("trace")
+    private readonly Argument<FileInfo?> _file = new("file")
     {
-        Description = "A .nettrace recorded by dotnet-trace collect with its default profile (the sample profiler's stacks and the rundown): the snapshot is the sample whose stacks the trace saw most.",
+        Description = "A file to read instead of a live process: a .nettrace recorded by dotnet-trace collect with its default profile (the snapshot is the sample whose stacks the trace saw most), or a core dump (dotnet-dump collect, full or heap; createdump; DiagnosticsClient.WriteDump).",
         Arity = ArgumentArity.ZeroOrOne,
     };
 
@@ -24,11 +24,11 @@ internal sealed class StacksCommand(SharedOptions shared, TextWriter output)
 
     public Command Create()
     {
-        var command = new Command("stacks", "Groups every managed thread of a process (or of a .nettrace file) by identical stack, and names the call each group is parked in, the app's line that made it, and its fix.")
+        var command = new Command("stacks", "Groups every managed thread of a process (or of a .nettrace file or a core dump) by identical stack, and names the call each group is parked in, the app's line that made it, and its fix.")
         {
-            _trace, shared.ProcessId, shared.Name, shared.DiagnosticPort, shared.ConnectTimeout, shared.Format, shared.Json, shared.Output, shared.Top, _allThreads, shared.App, shared.Symbols, _requestsWindow,
+            _file, shared.ProcessId, shared.Name, shared.DiagnosticPort, shared.ConnectTimeout, shared.Format, shared.Json, shared.Output, shared.Top, _allThreads, shared.App, shared.Symbols, _requestsWindow,
         };
-        command.Validators.Add(r => shared.RequireOneTarget(r, _trace));
+        command.Validators.Add(r => shared.RequireOneTarget(r, _file, "a .nettrace file or a dump"));
         command.SetAction(Run);
         return command;
     }
@@ -36,8 +36,9 @@ internal sealed class StacksCommand(SharedOptions shared, TextWriter output)
     private int Run(ParseResult parse)
     {
         var top = parse.GetValue(shared.Top);
-        var trace = parse.GetValue(_trace);
-        var snapshot = trace is not null ? StackSnapshots.Read(trace.FullName, shared.Diagnosis(parse)) : Capture(parse, shared.Diagnosis(parse));
+        var file = parse.GetValue(_file);
+        var options = shared.Diagnosis(parse);
+        var snapshot = file is null ? Capture(parse, options) : StackSnapshots.FromFile(file.FullName, options);
         var allSites = snapshot.BlockedPoolSites;
         var sites = allSites.Take(top).ToList();
 
@@ -47,7 +48,7 @@ internal sealed class StacksCommand(SharedOptions shared, TextWriter output)
             .Where(g => (parse.GetValue(_allThreads) || g.PoolThreads) && !allSites.Any(s => s.Groups.Contains(g)))
             .Take(top);
         var shown = snapshot with { Groups = [.. sites.SelectMany(s => s.Groups), .. others] };
-        shared.Report(parse, output).Write(report => TextReport.WriteStacks(report, snapshot, sites, shown.Groups, trace?.FullName), shown,
+        shared.Report(parse, output).Write(report => TextReport.WriteStacks(report, snapshot, sites, shown.Groups, file?.FullName), shown,
             stream => SpeedscopeFile.Write(stream, snapshot, shown.Groups));
         return ExitCodes.Done;
     }

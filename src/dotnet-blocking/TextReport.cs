@@ -9,7 +9,10 @@ internal static class TextReport
     /// <param name="file">The trace read, or null for a live capture: a trace's sites say in how many of its samples they were seen.</param>
     public static void WriteStacks(TextWriter output, StackSnapshot snapshot, IReadOnlyList<BlockingSite> sites, IReadOnlyList<ThreadGroup> groups, string? file = null)
     {
-        output.WriteLine(file is null
+        output.WriteLine(snapshot.Source is not null
+            ? string.Create(CultureInfo.InvariantCulture,
+                $"{snapshot.Source}: {snapshot.ThreadCount} managed threads, {snapshot.PoolThreadCount} of them pool threads, in {snapshot.Groups.Count} groups (analysed in {snapshot.AnalysisMs:0} ms).")
+            : file is null
             ? string.Create(CultureInfo.InvariantCulture,
                 $"Process {snapshot.ProcessId}: {snapshot.ThreadCount} managed threads, {snapshot.PoolThreadCount} of them pool threads, in {snapshot.Groups.Count} groups (captured in {snapshot.CaptureMs:0} ms, {(snapshot.RequestsMs > 0 ? $"endpoints read for {snapshot.RequestsMs:0} ms more, " : "")}analysed in {snapshot.AnalysisMs:0} ms).")
             : string.Create(CultureInfo.InvariantCulture,
@@ -133,6 +136,11 @@ internal static class TextReport
 
         output.WriteLine();
         output.WriteLine(string.Create(CultureInfo.InvariantCulture, $"Starvation after {result.Seconds.Count} seconds read: {result.Verdict.Reason}."));
+        if (result.DumpFile is { } dump)
+        {
+            output.WriteLine($"Dump written at that moment: {dump} (dotnet-blocking stacks {dump} reads it).");
+        }
+
         WriteSnapshotFacts(output, snapshot);
         output.WriteLine(sites.Count == 0 ? "No pool thread was parked in a blocking call at that moment." : "Blocking sites at that moment:");
         foreach (var site in sites)

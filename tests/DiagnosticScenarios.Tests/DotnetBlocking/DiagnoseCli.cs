@@ -29,11 +29,12 @@ internal static class DiagnoseCli
     /// first line says it is watching (printed once its session is on), for the caller to start a load then and wait for
     /// its exit; fails, with its output, when it ends before that.
     /// </summary>
-    public static async Task<ChildProcess> StartWatchingAsync(int processId, TimeSpan timeout)
+    /// <param name="more">More options for the watch, e.g. <c>--dump DIR</c>.</param>
+    public static async Task<ChildProcess> StartWatchingAsync(int processId, TimeSpan timeout, params string[] more)
     {
         var watching = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
         var watch = ChildProcess.Start(new ChildProcessStart("dotnet",
-            [Path, "watch", "-p", processId.ToString(CultureInfo.InvariantCulture), "--timeout", string.Create(CultureInfo.InvariantCulture, $"{timeout.TotalSeconds:0}s"), "--json"])
+            [Path, "watch", "-p", processId.ToString(CultureInfo.InvariantCulture), "--timeout", string.Create(CultureInfo.InvariantCulture, $"{timeout.TotalSeconds:0}s"), "--json", .. more])
         {
             WorkingDirectory = RepositoryPaths.Root,
             TimeLimit = timeout + TimeSpan.FromSeconds(60),

@@ -46,6 +46,43 @@ public sealed class WatchTests(ITestOutputHelper output)
             $"the top site names neither {chain} nor the invoker and route: {top.Describe(result.Snapshot.PoolThreadCount)}");
     }
 
+    [Fact]
+    public async Task WatchWithDump_WritesADumpAtTheMomentOfStarvation_WhichStacksReadsBackToTheSameSiteAndItsAwait()
+    {
+        var app = FixtureApp.ContosoOrders("Release");
+        var chain = new BlockingChain("orders/7", BlockingKind.TaskWait,
+        [
+            app.At("Services/OrderService.cs", "OrderService.LoadOrder", "var order = _repository.FindAsync(id).Result;"),
+            app.At("Services/OrderService.cs", "OrderService.GetOrder", "var order = LoadOrder(id);"),
+            app.At("Controllers/OrdersController.cs", "OrdersController.Get", "var order = _orders.GetOrder(id);"),
+        ]);
+        var folder = Directory.CreateTempSubdirectory("watch-dumps-").FullName;
+        try
+        {
+            await using var server = await BlockedServer.StartAsync(app.ServerOptions);
+            await using var watch = await DiagnoseCli.StartWatchingAsync(server.ProcessId, TimeSpan.FromSeconds(30), "--dump", folder);
+            server.Loop(chain.Uri, Workers);
+            var run = await watch.WaitForExitAsync().TimeoutAfter(TimeSpan.FromSeconds(60));
+
+            Assert.True(run.ExitCode == 0, run.ToString());
+            var result = JsonSerializer.Deserialize<WatchResult>(run.Output, Json)!;
+            Assert.True(result.DumpFile is { } written && File.Exists(written) && Path.GetDirectoryName(written) == folder, $"no dump in {folder}: {result.DumpFile}");
+            var read = await DiagnoseCli.RunAsync("stacks", result.DumpFile!, "--json");
+            Assert.True(read.ExitCode == 0, read.ToString());
+            var snapshot = JsonSerializer.Deserialize<StackSnapshot>(read.Output, Json)!;
+            output.WriteLine(string.Join('\n', snapshot.BlockedPoolSiteLines));
+            var top = snapshot.TopBlockedPoolSite();
+            Assert.NotNull(top);
+            Assert.True(top.Blocking.Kind == chain.Kind && chain.IsNamedBy(top, app.IsRelease),
+                $"the dump's top site names neither {chain} nor the invoker and route: {top.Describe(snapshot.PoolThreadCount)}");
+            Assert.Equal("OrderRepository.FindAsync", top.Awaits?.Chain is [var innermost, ..] ? innermost.Method : null);
+        }
+        finally
+        {
+            Directory.Delete(folder, recursive: true);
+        }
+    }
+
     /// <summary>
     /// The runtime serves one metrics session at a time: a second gets no counter, which must be said at once rather than
     /// waiting out the whole timeout and reporting "no starvation". A second watch on the same process stands in for

@@ -10,4 +10,7 @@ public sealed class StackCaptureOptions
     /// <c>ThreadPoolHealth:StarvationEventIntervalSeconds</c>); <c>POST /api/threadpool/stacks</c> works either way.
     /// </summary>
     public bool OnStarvation { get; set; } = true;
+
+    /// <summary>Where <c>POST /api/threadpool/stacks?dump=true</c> writes its dump; empty: a folder under the temporary one.</summary>
+    public string? DumpFolder { get; set; }
 }

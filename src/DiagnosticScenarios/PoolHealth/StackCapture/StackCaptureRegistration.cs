@@ -22,6 +22,7 @@ public static class StackCaptureRegistration
 
         services.AddOptions<StackCaptureOptions>().Bind(configuration.GetSection(StackCaptureOptions.SectionName)).ValidateDataAnnotations().ValidateOnStart();
         services.AddSingleton<StackCaptureService>();
+        services.AddSingleton<AppDumps>();
         services.AddSingleton<IStarvationListener>(provider => provider.GetRequiredService<StackCaptureService>());
         return services;
     }
@@ -45,11 +46,25 @@ public static class StackCaptureRegistration
             .ProducesProblem(StatusCodes.Status503ServiceUnavailable)
             .WithSummary("The latest grouped stack capture of the app's own threads: groups of identical stacks, most first, each with its blocking frame and app frame (a control: loopback only, with the X-DiagnosticScenarios-Control header).");
 
-        api.MapPost("", async (HttpContext context, StackCaptureService capture) =>
+        api.MapPost("", async (HttpContext context, StackCaptureService capture, AppDumps dumps, bool? dump) =>
             {
                 try
                 {
-                    return Result(Answer(await capture.CaptureNowAsync().WaitAsync(CapturePatience, context.RequestAborted)));
+                    // The dump first: the moment the person at the machine asked for, before the capture's own session.
+                    string? dumpFile = null;
+                    if (dump == true)
+                    {
+                        var (path, problem) = await dumps.WriteAsync(context.RequestAborted).WaitAsync(CapturePatience, context.RequestAborted);
+                        if (problem is not null)
+                        {
+                            return TypedResults.Problem(problem);
+                        }
+
+                        dumpFile = path;
+                    }
+
+                    var answer = Answer(await capture.CaptureNowAsync().WaitAsync(CapturePatience, context.RequestAborted));
+                    return Result(answer.Body is StackCaptureResult taken ? (answer.Status, taken with { DumpFile = dumpFile }) : answer);
                 }
                 catch (TimeoutException)
                 {
@@ -58,7 +73,9 @@ public static class StackCaptureRegistration
             })
             .RequireControlGate()
             .ProducesProblem(StatusCodes.Status503ServiceUnavailable)
-            .WithSummary("Takes a grouped stack capture of the app's own threads now (a control: loopback only, with the X-DiagnosticScenarios-Control header).");
+            .ProducesProblem(StatusCodes.Status409Conflict)
+            .ProducesProblem(StatusCodes.Status507InsufficientStorage)
+            .WithSummary("Takes a grouped stack capture of the app's own threads now; with dump=true, a heap dump of the app first, named in the answer (one at a time, only with room on the disk; a control: loopback only, with the X-DiagnosticScenarios-Control header).");
 
         return endpoints;
     }

@@ -7,4 +7,8 @@ namespace DiagnosticScenarios.PoolHealth.StackCapture;
 /// <param name="RequestedAt">When the capture was asked for.</param>
 /// <param name="Snapshot">The grouped stacks; null when the capture failed.</param>
 /// <param name="Error">Why the capture failed, or null.</param>
-public sealed record StackCaptureResult(string Trigger, DateTimeOffset RequestedAt, StackSnapshot? Snapshot, string? Error);
+public sealed record StackCaptureResult(string Trigger, DateTimeOffset RequestedAt, StackSnapshot? Snapshot, string? Error)
+{
+    /// <summary>The dump written just before the capture (<c>POST /api/threadpool/stacks?dump=true</c>); null when none was asked for.</summary>
+    public string? DumpFile { get; init; }
+}
