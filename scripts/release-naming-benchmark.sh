@@ -9,11 +9,7 @@ cd "$(dirname "$0")/.."
 source scripts/server-common.sh
 runs=${1:-5}
 connections=${2:-150}
-dotnet build -c Release -v q -nologo src/DiagnosticScenarios >/dev/null
-dotnet build -c Release -v q -nologo src/dotnet-blocking >/dev/null
-bin=src/DiagnosticScenarios/bin/Release/net10.0
-cli=src/dotnet-blocking/bin/Release/net10.0/dotnet-blocking.dll
-runner=src/DiagnosticScenarios.LoadRunner/bin/Release/net10.0/DiagnosticScenarios.LoadRunner.dll
+build_release
 results=$(mktemp)
 app=""
 load=""

@@ -19,3 +19,14 @@ wait_until_answering() {
 scrape_every_second() {
   while sleep 1; do curl -s -o /dev/null "http://127.0.0.1:$1/metrics" || true; done
 }
+
+# Builds the Release app, the CLI and the load runner, restores the tool manifest's tools, and sets $bin, $cli, $runner.
+build_release() {
+  dotnet build -c Release -v q -nologo src/DiagnosticScenarios >/dev/null
+  dotnet build -c Release -v q -nologo src/dotnet-blocking >/dev/null
+  dotnet build -c Release -v q -nologo src/DiagnosticScenarios.LoadRunner >/dev/null
+  dotnet tool restore >/dev/null
+  bin=src/DiagnosticScenarios/bin/Release/net10.0
+  cli=src/dotnet-blocking/bin/Release/net10.0/dotnet-blocking.dll
+  runner=src/DiagnosticScenarios.LoadRunner/bin/Release/net10.0/DiagnosticScenarios.LoadRunner.dll
+}

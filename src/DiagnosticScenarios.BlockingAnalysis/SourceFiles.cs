@@ -26,7 +26,8 @@ internal sealed class SourceFiles
         for (var line = point.EndLine + 1; line <= last; line++)
         {
             var content = lines[line - 1].Trim();
-            if (content.Length > 0 && !content.StartsWith("//", StringComparison.Ordinal) && content is not ("{" or "}"))
+            // Comments, braces and preprocessor directives (a #pragma that suppresses a warning on the line below) are no code.
+            if (content.Length > 0 && !content.StartsWith("//", StringComparison.Ordinal) && !content.StartsWith('#') && content is not ("{" or "}"))
             {
                 return (line, content.Length <= MaxTextLength ? content : string.Concat(content.AsSpan(0, MaxTextLength - 1), "…"));
             }

@@ -17,7 +17,7 @@ namespace DiagnosticScenarios.Tests.BlockingAnalysis;
 public sealed class SourceLinesTests : IDisposable
 {
     // C# files a lock on System.Threading.Lock under no line of its own: the call that takes it lies in the sequence point
-    // of the brace before the statement, so a blocked thread's frame maps to `{`.
+    // of the brace before the statement, so a blocked thread's frame maps to `{`; a comment or a #pragma may come between.
     private const string Source = """
         namespace Northwind.Ledger;
 
@@ -27,11 +27,13 @@ public sealed class SourceLinesTests : IDisposable
 
             public static int Post(int amount)
             {
+        #pragma warning disable CS0162 // a deliberate block carries its suppression above it
                 // one entry at a time
                 lock (Gate)
                 {
                     return Settle(amount);
                 }
+        #pragma warning restore CS0162
             }
 
             public static int Adjust(int amount)
