@@ -17,7 +17,10 @@ public sealed class TieredReleaseNamingTests(ITestOutputHelper output)
 {
     private const int Snapshots = 10;
 
-    // Enough to keep a thread parked in each chain at any instant: each request blocks for one latency (400 ms) or more.
+    // How long each simulated query, mail or scan takes.
+    private const int LatencyMs = 200;
+
+    // Enough to keep a thread parked in each chain at any instant: each request blocks for one latency or more.
     private const int WorkersPerRoute = 4;
 
     private static readonly TimeSpan FirstAnswers = TimeSpan.FromSeconds(30);
@@ -26,7 +29,7 @@ public sealed class TieredReleaseNamingTests(ITestOutputHelper output)
     private static readonly TimeSpan RequestsPatience = TimeSpan.FromSeconds(1);
 
     // A call begun in a method's earlier code runs on in it: long enough for the requests in flight at the last promotion
-    // (one latency each, 400 ms, and their wait for a thread) to end.
+    // (a latency or two each) to end.
     private static readonly TimeSpan CallsInEarlierCodeEnd = TimeSpan.FromSeconds(1.5);
 
     [Fact]
@@ -77,7 +80,19 @@ public sealed class TieredReleaseNamingTests(ITestOutputHelper output)
 
     private async Task NamesEveryChainInEverySnapshotAsync(FixtureApp app, IReadOnlyList<Route> routes)
     {
-        await using var server = await BlockedServer.StartAsync(app.ServerOptions);
+        // A thread for every loop from the start (hexadecimal, as the runtime reads it), and a shorter latency: the loops'
+        // blocked requests park threads without starving the pool, so each route is called often and reaches tier 1 in seconds.
+        var options = app.ServerOptions with
+        {
+            ExtraEnvironment = new Dictionary<string, string>(app.ServerOptions.ExtraEnvironment!)
+            {
+                ["DOTNET_ThreadPool_ForceMinWorkerThreads"] = "40",
+                ["Database__LatencyMs"] = $"{LatencyMs}",
+                ["Mail__LatencyMs"] = $"{LatencyMs}",
+                ["Warehouse__ScanMs"] = $"{LatencyMs}",
+            },
+        };
+        await using var server = await BlockedServer.StartAsync(options);
         var warming = Stopwatch.StartNew();
         using (var tiers = JitTiers.Listen(server.ProcessId))
         {
