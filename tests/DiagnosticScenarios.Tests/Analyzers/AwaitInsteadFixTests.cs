@@ -5,6 +5,7 @@ namespace DiagnosticScenarios.Tests.Analyzers;
 /// task, <c>Task.Delay</c>; the handler async. Roslyn's testing library applies the fixes one by one and all at once, and
 /// requires the result to compile and to equal the expected source.
 /// </summary>
+[StartsNext("a compilation for each fix, before and after it, on the processor")]
 public sealed class AwaitInsteadFixTests
 {
     private const string Database = """

@@ -8,6 +8,7 @@ namespace DiagnosticScenarios.Tests.Analyzers;
 /// <c>PackageReference</c> from a copy of the Fabrikam.Stock fixture app, restored into a NuGet cache of its own (no copy of
 /// an older build of the package to find), and its warnings printed by <c>dotnet build</c> at the app's blocking lines.
 /// </summary>
+[StartsEarly("dotnet pack, then dotnet build of a fixture app, as processes")]
 public sealed class PackageInstallTests
 {
 #if DEBUG

@@ -5,6 +5,7 @@ namespace DiagnosticScenarios.Tests.Analyzers;
 /// places it does not. A place is a source with <c>$$</c> where a rule's statement goes; the statement carries its
 /// expected diagnostics as markup, which a quiet place strips.
 /// </summary>
+[StartsEarly("a compilation with the analyzer for every place requests run and every place they do not, on the processor")]
 public sealed class RequestPathRuleTests
 {
     /// <summary>Statements that block, each marked with the rules that flag it where requests run.</summary>

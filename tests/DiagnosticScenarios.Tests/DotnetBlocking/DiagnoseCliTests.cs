@@ -5,7 +5,7 @@ using DiagnosticScenarios.Common;
 namespace DiagnosticScenarios.Tests.DotnetBlocking;
 
 /// <summary>The CLI's answers when there is nothing to diagnose, or nothing left: one line on stderr and a non-zero exit, or usage and 2 for bad arguments.</summary>
-[StartsNext("the CLI started as a process of its own for each case, four of them watching a process for seconds (two of them the app, which they stop): 7–13 s")]
+[StartsEarly("the CLI started as a process of its own for each case, four of them watching a process for seconds (two of them the app, which they stop): 7–13 s")]
 public sealed class DiagnoseCliTests
 {
     [Fact]

@@ -10,6 +10,7 @@ namespace DiagnosticScenarios.Tests.Scenarios.Catalogue;
 /// for each BAD scenario of every family, exactly the rules that flag its <c>// BAD:</c> line; for each GOOD and baseline
 /// scenario, nothing anywhere in its method. Deliberate suppressions are counted as if absent.
 /// </summary>
+[StartsNext("the whole app compiled with seven analyzers, on the processor")]
 public sealed class AnalyzerTableTests(AnalyzedApp app) : IClassFixture<AnalyzedApp>
 {
     public static TheoryData<string> BadScenarios => [.. ScenarioCatalogue.Scenarios.Where(s => s.Verdict == ScenarioVerdict.Bad).Select(s => s.Route)];
