@@ -91,11 +91,6 @@ check "find the blocking code: the page's server says starved under taskwait" st
 dotnet run --project src/dotnet-blocking -- stacks -n DiagnosticScenarios --top 3 >"$work/readme-stacks.out" 2>&1
 check "find the blocking code: stacks names taskwait's line in the Debug build, and its fix" \
   bash -c "$(declare -f contains); contains '$work/readme-stacks.out' 'at StarvationScenariosController.cs:[0-9]* \`_ = database.QueryAsync' && contains '$work/readme-stacks.out' '/api/diagscenario/taskwait → taskasyncwait'"
-dotnet tool run dotnet-counters -- monitor -n DiagnosticScenarios --counters System.Runtime,DiagnosticScenarios --duration 00:00:00:10 >"$work/counters-local.out" 2>&1
-check "step 5: dotnet-counters from the manifest shows the pool's queue" contains "$work/counters-local.out" "dotnet.thread_pool.queue.length"
-# The tutorial's command runs until q is pressed: here, for 10 s.
-PATH="$HOME/.dotnet/tools:$PATH" timeout 10 dotnet-counters monitor -n DiagnosticScenarios --counters System.Runtime,DiagnosticScenarios >"$work/counters.out" 2>&1
-check "step 5: dotnet-counters, installed globally, shows the pool's thread count" contains "$work/counters.out" "dotnet.thread_pool.thread.count"
 wait "$load"; rc=$? # bounded: the load's 60 s and timeout's 180 s
 check "find the blocking code: scripts/load.sh taskwait 125 60s ends (exit $rc)" test "$rc" -eq 0
 check "the app stops within 10 s of SIGTERM" stop
@@ -175,6 +170,11 @@ check "step 5: dotnet-trace reads the runtime's and the app's meters" \
   dotnet tool run dotnet-trace -- collect -n DiagnosticScenarios \
   --providers 'System.Diagnostics.Metrics:0x2:4:Metrics=DiagnosticScenarios\nSystem.Runtime;RefreshInterval=1' \
   --duration 00:00:00:10
+dotnet tool run dotnet-counters -- monitor -n DiagnosticScenarios --counters System.Runtime,DiagnosticScenarios --duration 00:00:00:10 >"$work/counters-local.out" 2>&1
+check "step 5: dotnet-counters from the manifest shows the pool's queue" contains "$work/counters-local.out" "dotnet.thread_pool.queue.length"
+# The tutorial's command runs until q is pressed: here, for 10 s.
+PATH="$HOME/.dotnet/tools:$PATH" timeout 10 dotnet-counters monitor -n DiagnosticScenarios --counters System.Runtime,DiagnosticScenarios >"$work/counters.out" 2>&1
+check "step 5: dotnet-counters, installed globally, shows the pool's thread count" contains "$work/counters.out" "dotnet.thread_pool.thread.count"
 wait "$load"; rc=$? # bounded: the run's 30 s, its 90 s request timeout, and timeout's 180 s
 check "step 3: the runner's 30 s run on taskwait ends (exit $rc) and reports" \
   bash -c "$(declare -f contains); [ $rc -eq 0 ] && contains '$work/step3.out' 'Reqs/sec'"
