@@ -289,7 +289,7 @@ public static class StackSnapshots
     // Threads parked under one method compiled at run time run one endpoint: ASP.NET Core compiles an invoker per action
     // or handler, so a thread labelled in any of its stacks names them all. Any other stack is its own, and so is one
     // whose invoker is not told apart by its number (a dump names every such method lambda_method).
-    private static Dictionary<string, IReadOnlyList<int>> ByInvoker(IReadOnlyDictionary<int, ResolvedStack> threads) =>
+    internal static Dictionary<string, IReadOnlyList<int>> ByInvoker(IReadOnlyDictionary<int, ResolvedStack> threads) =>
         threads.Where(t => t.Value.InvokerIndex is not null)
             .GroupBy(t => InvokerKey(t.Value), StringComparer.Ordinal)
             .ToDictionary(g => g.Key, g => (IReadOnlyList<int>)[.. g.Select(t => t.Key).Order()], StringComparer.Ordinal);

@@ -14,28 +14,28 @@ namespace DiagnosticScenarios.Tests.Hosting;
 /// own <c>AddX()</c> alone, without the features <c>Program.cs</c> happens to register beside it, every controller of its
 /// namespace can be made.
 /// </summary>
-public sealed class RoomRegistrationTests
+public sealed class FeatureRegistrationTests
 {
-    private static readonly Dictionary<string, Action<IServiceCollection, IConfiguration>> Rooms = new(StringComparer.Ordinal)
+    private static readonly Dictionary<string, Action<IServiceCollection, IConfiguration>> Features = new(StringComparer.Ordinal)
     {
         [typeof(ScenarioRegistration).Namespace!] = (services, configuration) => services.AddScenarios(configuration),
         [typeof(SqlScenarioRegistration).Namespace!] = (services, configuration) => services.AddSqlScenarios(configuration),
         [typeof(BlockingRegistration).Namespace!] = (services, configuration) => services.AddBlockingScenarios(configuration),
     };
 
-    public static TheoryData<string> RoomNames => [.. Rooms.Keys];
+    public static TheoryData<string> FeatureNames => [.. Features.Keys];
 
     [Theory]
-    [MemberData(nameof(RoomNames))]
-    public async Task ScenarioRoom_RegisteredAlone_MakesEveryControllerOfItsOwn(string room)
+    [MemberData(nameof(FeatureNames))]
+    public async Task ScenarioFeature_RegisteredAlone_MakesEveryControllerOfItsOwn(string feature)
     {
         var builder = WebApplication.CreateBuilder();
         builder.Services.AddWebDefaults();
-        Rooms[room](builder.Services, builder.Configuration);
+        Features[feature](builder.Services, builder.Configuration);
         await using var app = builder.Build();
 
         var controllers = typeof(Program).Assembly.GetTypes()
-            .Where(t => t.Namespace == room && !t.IsAbstract && typeof(ControllerBase).IsAssignableFrom(t))
+            .Where(t => t.Namespace == feature && !t.IsAbstract && typeof(ControllerBase).IsAssignableFrom(t))
             .ToList();
         var unmade = new List<string>();
         foreach (var controller in controllers)
