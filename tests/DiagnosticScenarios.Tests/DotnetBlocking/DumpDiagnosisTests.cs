@@ -56,6 +56,26 @@ public sealed class DumpDiagnosisTests(StarvedFixtureDump dump, ITestOutputHelpe
         Assert.Contains($"Dump {dump.Path}", await File.ReadAllTextAsync(file), StringComparison.Ordinal);
     }
 
+    // The app's files the dump names are still on this disk: the module must be read from --symbols, not from its old path.
+    [Fact]
+    public async Task Stacks_OfADumpWithSymbols_ReadsTheAppsModuleAndPdbFromThatFolder()
+    {
+        var symbols = Directory.CreateDirectory(System.IO.Path.Combine(dump.Folder, "symbols")).FullName;
+        var appFolder = System.IO.Path.GetDirectoryName(dump.App.ServerOptions.AppPath)!;
+        foreach (var file in new[] { "Contoso.Orders.dll", "Contoso.Orders.pdb", "Contoso.Orders.deps.json" })
+        {
+            File.Copy(System.IO.Path.Combine(appFolder, file), System.IO.Path.Combine(symbols, file), overwrite: true);
+        }
+
+        var run = await DiagnoseCli.RunAsync("stacks", dump.Path, "--symbols", symbols, "--json");
+
+        Assert.True(run.ExitCode == 0, run.ToString());
+        var snapshot = JsonSerializer.Deserialize<StackSnapshot>(run.Output, Json)!;
+        var module = snapshot.Modules.Single(m => m.Module == "Contoso.Orders");
+        Assert.True(module.IsApp && module.Path == System.IO.Path.Combine(symbols, "Contoso.Orders.dll"), $"{module}");
+        Assert.Contains(snapshot.BlockedPoolSites, s => s.Blocking.Kind == dump.Chain.Kind && dump.Chain.IsNamedBy(s, release: true));
+    }
+
     [Fact]
     public async Task Stacks_OfADumpCutShort_ExitsWithOneLineSayingSo()
     {
