@@ -13,6 +13,15 @@ internal sealed class IlCalls(ModuleReaders modules)
     // How deep a chain of the module's own methods is followed to the blocking call: the inlinee and two it inlined in turn.
     private const int InlineDepth = 3;
 
+    // How many chains to a blocking call one endpoint's code is searched for, and how deep the framework's own calls are followed.
+    private const int MaxChains = 32;
+    private const int FrameworkDepth = 3;
+    private const int Unknown = 100;
+    private const int Unreachable = int.MaxValue;
+
+    private readonly Dictionary<(string, string, string, int, string, string), int> _distances = [];
+    private readonly Dictionary<string, ILookup<string, TypeDefinitionHandle>> _types = new(StringComparer.Ordinal);
+
     /// <summary>
     /// Whether the module is precompiled (ReadyToRun, as <c>PublishReadyToRun</c> makes it): its code runs as compiled
     /// ahead of time until the runtime rejits a hot method, and the runtime reports no IL-to-native map for such code.
@@ -70,11 +79,20 @@ internal sealed class IlCalls(ModuleReaders modules)
     /// <summary>
     /// The calls from the start of a method to <paramref name="callee"/> (the method a stack shows above code the JIT inlined
     /// away), outermost first: the method's call (to the callee itself, to a method of the callee's type, or to one of its
-    /// module's methods on the way) and each call on down, through at most <paramref name="depth"/> methods. Null when its IL
-    /// reaches no such call. Where a Release build inlined an endpoint into ASP.NET Core's invoker, this names the lines the
-    /// stack lost, read from the IL of the method the endpoint names.
+    /// module's methods on the way) and each call on down, through at most <see cref="InlineDepth"/> + 1 methods. Null when
+    /// its IL reaches no such call. Where a Release build inlined an endpoint into ASP.NET Core's invoker, this names the
+    /// lines the stack lost, read from the IL of the method the endpoint names.
     /// </summary>
-    public IReadOnlyList<IlCall>? ChainTo(string modulePath, int methodToken, string callee, int depth = InlineDepth + 1)
+    /// <remarks>
+    /// Of several such calls, the one that best explains the callee: a call to the callee itself; else the calls whose
+    /// target reaches the callee in the fewest calls of the framework's own IL (read from <paramref name="calleeModulePath"/>:
+    /// <c>.Wait()</c> reaches <c>Task.InternalWait</c>, never <c>Task`1.GetResultCore</c>); then the calls in a method that
+    /// also calls <paramref name="awaitedMethod"/>, the async method whose task the threads wait on (a dump shows it).
+    /// Calls in <paramref name="taken"/> (another stack of the same compiled code blocks there, in another frame) are left
+    /// out while others fit. <see cref="FittingChain.Fits"/> counts the calls left equally good; the first in IL order is named.
+    /// </remarks>
+    public FittingChain? ChainTo(string modulePath, int methodToken, string callee, string? calleeModulePath = null, string? awaitedMethod = null,
+        IReadOnlySet<(int MethodToken, int IlOffset)>? taken = null)
     {
         var (type, method) = SplitCallee(callee);
         if (type is null || Module(modulePath) is not { } pe)
@@ -83,45 +101,176 @@ internal sealed class IlCalls(ModuleReaders modules)
         }
 
         var metadata = pe.GetMetadataReader();
-        return Chain(pe, metadata, methodToken, type, method, depth, []);
+        var found = new List<(List<IlCall> Calls, int Target, bool Exact)>();
+        Collect(pe, metadata, methodToken, type, method, InlineDepth + 1, [], [], found);
+        if (found.Count == 0)
+        {
+            return null;
+        }
+
+        if (taken is { Count: > 0 } && found.Where(f => !taken.Contains((f.Calls[^1].MethodToken, f.Calls[^1].IlOffset))).ToList() is { Count: > 0 } free)
+        {
+            found = free;
+        }
+
+        var ranked = found.Select(f => (f.Calls, Rank: f.Exact ? 0 : FrameworkDistance(metadata, f.Target, calleeModulePath, type, method))).ToList();
+        var reachable = ranked.Where(r => r.Rank != Unreachable).ToList();
+        var best = reachable.Count == 0 ? ranked : reachable.Where(r => r.Rank == reachable.Min(b => b.Rank)).ToList();
+        if (awaitedMethod is not null)
+        {
+            var awaiting = best.Where(b => CallsMethodNamed(pe, metadata, b.Calls[^1].MethodToken, awaitedMethod)).ToList();
+            best = awaiting.Count > 0 ? awaiting : best;
+        }
+
+        return new FittingChain(best[0].Calls, best.Count);
     }
 
-    private static List<IlCall>? Chain(PEReader pe, MetadataReader metadata, int token, string type, string method, int depth, HashSet<int> seen)
+    // Each call chain from `token` down to a call of a method of `type`, in IL order, at most MaxChains of them.
+    private static void Collect(PEReader pe, MetadataReader metadata, int token, string type, string method, int depth, List<IlCall> path, HashSet<int> onPath,
+        List<(List<IlCall> Calls, int Target, bool Exact)> found)
     {
-        if (MetadataTokens.EntityHandle(token).Kind != HandleKind.MethodDefinition || !seen.Add(token))
+        if (found.Count >= MaxChains || MetadataTokens.EntityHandle(token).Kind != HandleKind.MethodDefinition || !onPath.Add(token))
         {
-            return null;
+            return;
         }
 
-        var calls = Calls(pe, metadata, token);
-        var targets = calls.Select(call => (call.Offset, call.Token, Target: IlOpcodes.Target(metadata, call.Token))).ToList();
         var name = TypeAndMethod(metadata, (MethodDefinitionHandle)MetadataTokens.EntityHandle(token));
-        var at = targets.FirstOrDefault(c => c.Target is { } t && t.Type == type && t.Method == method);
-        if (at.Target is null)
+        foreach (var (offset, callToken) in Calls(pe, metadata, token))
         {
-            at = targets.FirstOrDefault(c => c.Target is { } t && SameType(t.Type, type));
-        }
-
-        if (at.Target is not null)
-        {
-            return [new IlCall(token, at.Offset, name)];
-        }
-
-        if (depth <= 1)
-        {
-            return null;
-        }
-
-        foreach (var (offset, callToken, _) in targets)
-        {
-            if (Chain(pe, metadata, callToken, type, method, depth - 1, seen) is { } inner)
+            var call = new IlCall(token, offset, name);
+            if (IlOpcodes.Target(metadata, callToken) is { } target && SameType(target.Type, type))
             {
-                return [new IlCall(token, offset, name), .. inner];
+                found.Add(([.. path, call], callToken, target.Type == type && target.Method == method));
+            }
+            else if (depth > 1)
+            {
+                path.Add(call);
+                Collect(pe, metadata, callToken, type, method, depth - 1, path, onPath, found);
+                path.RemoveAt(path.Count - 1);
             }
         }
 
-        return null;
+        onPath.Remove(token);
     }
+
+    // How many calls of the framework's IL lead from the app's call target to the callee: Unknown where that IL cannot be
+    // read or the target not found in it, Unreachable where it is read and the callee is not within FrameworkDepth calls.
+    private int FrameworkDistance(MetadataReader app, int targetToken, string? frameworkPath, string type, string method)
+    {
+        if (frameworkPath is null || Module(frameworkPath) is not { } framework || IlOpcodes.Target(app, targetToken) is not { } target
+            || ParameterCount(app, targetToken) is not { } parameters)
+        {
+            return Unknown;
+        }
+
+        var key = (frameworkPath, target.Type, target.Method, parameters, type, method);
+        if (_distances.TryGetValue(key, out var known))
+        {
+            return known;
+        }
+
+        var metadata = framework.GetMetadataReader();
+        var frontier = Definitions(frameworkPath, metadata, target.Type, target.Method, parameters).ToList();
+        var distance = frontier.Count == 0 ? Unknown : Unreachable;
+        var seen = frontier.ToHashSet();
+        for (var depth = 1; depth <= FrameworkDepth && distance == Unreachable && frontier.Count > 0; depth++)
+        {
+            var next = new List<int>();
+            foreach (var calls in frontier.Select(m => Calls(framework, metadata, m)))
+            {
+                foreach (var (_, call) in calls)
+                {
+                    if (IlOpcodes.Target(metadata, call) is not { } called)
+                    {
+                        continue;
+                    }
+
+                    if (called.Type == type && called.Method == method)
+                    {
+                        distance = depth;
+                        break;
+                    }
+
+                    next.AddRange(Resolved(frameworkPath, metadata, call).Where(seen.Add));
+                }
+
+                if (distance != Unreachable)
+                {
+                    break;
+                }
+            }
+
+            frontier = next;
+        }
+
+        _distances[key] = distance;
+        return distance;
+    }
+
+    // The method definitions of this module a call token names: itself, or a member of a generic instantiation by name.
+    private IEnumerable<int> Resolved(string modulePath, MetadataReader metadata, int token)
+    {
+        var handle = MetadataTokens.EntityHandle(token);
+        if (handle.Kind == HandleKind.MethodDefinition)
+        {
+            return [token];
+        }
+
+        if (handle.Kind == HandleKind.MethodSpecification)
+        {
+            return Resolved(modulePath, metadata, MetadataTokens.GetToken(metadata.GetMethodSpecification((MethodSpecificationHandle)handle).Method));
+        }
+
+        return handle.Kind == HandleKind.MemberReference
+            && metadata.GetMemberReference((MemberReferenceHandle)handle).Parent.Kind is HandleKind.TypeSpecification or HandleKind.TypeDefinition
+            && IlOpcodes.Target(metadata, token) is { } target && ParameterCount(metadata, token) is { } parameters
+                ? Definitions(modulePath, metadata, target.Type, target.Method, parameters)
+                : [];
+    }
+
+    // The methods of this module's types of that simple name, with that name and number of parameters.
+    private IEnumerable<int> Definitions(string modulePath, MetadataReader metadata, string type, string method, int parameters)
+    {
+        if (!_types.TryGetValue(modulePath, out var types))
+        {
+            types = metadata.TypeDefinitions.ToLookup(t => metadata.GetString(metadata.GetTypeDefinition(t).Name), StringComparer.Ordinal);
+            _types[modulePath] = types;
+        }
+
+        return types[type]
+            .SelectMany(t => metadata.GetTypeDefinition(t).GetMethods())
+            .Where(m => metadata.StringComparer.Equals(metadata.GetMethodDefinition(m).Name, method)
+                && Parameters(metadata, metadata.GetMethodDefinition(m).Signature) == parameters)
+            .Select(m => MetadataTokens.GetToken(m));
+    }
+
+    private static int? ParameterCount(MetadataReader metadata, int token)
+    {
+        var handle = MetadataTokens.EntityHandle(token);
+        return handle.Kind switch
+        {
+            HandleKind.MethodDefinition => Parameters(metadata, metadata.GetMethodDefinition((MethodDefinitionHandle)handle).Signature),
+            HandleKind.MemberReference => Parameters(metadata, metadata.GetMemberReference((MemberReferenceHandle)handle).Signature),
+            HandleKind.MethodSpecification => ParameterCount(metadata, MetadataTokens.GetToken(metadata.GetMethodSpecification((MethodSpecificationHandle)handle).Method)),
+            _ => null,
+        };
+    }
+
+    // A method signature: its header, its generic parameters' count if it has any, then its parameters' count.
+    private static int Parameters(MetadataReader metadata, BlobHandle signature)
+    {
+        var blob = metadata.GetBlobReader(signature);
+        if (blob.ReadSignatureHeader().IsGeneric)
+        {
+            blob.ReadCompressedInteger();
+        }
+
+        return blob.ReadCompressedInteger();
+    }
+
+    // Whether the method's IL calls a method of that name (the async method a dump shows the threads' task to be).
+    private static bool CallsMethodNamed(PEReader pe, MetadataReader metadata, int token, string method) =>
+        Calls(pe, metadata, token).Any(call => IlOpcodes.Target(metadata, call.Token)?.Method == method);
 
     // The method of this module at `token`, or one it calls, that calls a method of `type`: its token, the call's IL offset
     // and its name as a frame names it (Type.Method, nested types joined by '+').
@@ -225,6 +374,9 @@ internal sealed class IlCalls(ModuleReaders modules)
 
     private PEReader? Module(string modulePath) => modules.Open(modulePath);
 }
+
+/// <summary>A chain of calls to a blocking call, and how many chains of the same code explain the stack as well as it does.</summary>
+internal sealed record FittingChain(IReadOnlyList<IlCall> Calls, int Fits);
 
 /// <summary>A call in a method's IL: the method (its token and name as a frame names it) and the call's IL offset.</summary>
 internal readonly record struct IlCall(int MethodToken, int IlOffset, string Method);

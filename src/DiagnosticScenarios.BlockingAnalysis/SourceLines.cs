@@ -193,7 +193,8 @@ internal sealed class SourceLines : IDisposable
     public bool IsReadyToRun(string? modulePath) => _calls.IsReadyToRun(modulePath);
 
     /// <inheritdoc cref="IlCalls.ChainTo"/>
-    public IReadOnlyList<IlCall>? ChainTo(string modulePath, int methodToken, string callee) => _calls.ChainTo(modulePath, methodToken, callee);
+    public FittingChain? ChainTo(string modulePath, int methodToken, string callee, string? calleeModulePath, string? awaitedMethod, IReadOnlySet<(int MethodToken, int IlOffset)>? taken) =>
+        _calls.ChainTo(modulePath, methodToken, callee, calleeModulePath, awaitedMethod, taken);
 
     /// <inheritdoc cref="IlCalls.AsyncTwin"/>
     public string? AsyncTwin(IlLocation location) => _calls.AsyncTwin(location);

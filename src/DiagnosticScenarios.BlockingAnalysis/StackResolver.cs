@@ -35,6 +35,9 @@ internal sealed record ResolvedStack(IReadOnlyList<string> Names, IReadOnlyList<
     /// </summary>
     public string? NamedFrom { get; init; }
 
+    /// <summary>The blocking call <see cref="StackResolver.NameInlined"/> named (its module, method and IL offset) and how many calls fit as well.</summary>
+    public NamedCall? Named { get; init; }
+
     /// <summary>Groups threads parked on the same line the same way, whatever else their stacks share.</summary>
     public string Key => string.Join('\n', Names) + "#" + string.Join('|', AppFrames.Select(f => f.Source?.ToString()));
 }
@@ -186,7 +189,9 @@ internal sealed class StackResolver : IDisposable
     /// </summary>
     /// <param name="labels">The endpoints the stack's threads were running, one per labelled thread.</param>
     /// <param name="threads">How many threads share the stack, labelled or not.</param>
-    public ResolvedStack NameInlined(ResolvedStack stack, IReadOnlyList<EndpointLabel> labels, int threads)
+    /// <param name="awaitedMethod">The async method whose task the threads wait on, where a dump shows it (<c>SendAsync</c>).</param>
+    /// <param name="taken">Blocking calls other stacks of the same compiled code were named at, in another frame: left out while others fit.</param>
+    public ResolvedStack NameInlined(ResolvedStack stack, IReadOnlyList<EndpointLabel> labels, int threads, string? awaitedMethod = null, IReadOnlyCollection<NamedCall>? taken = null)
     {
         if (stack.InvokerIndex is not { } invoker || invoker == 0 || stack.NamedFrom is not null)
         {
@@ -194,6 +199,7 @@ internal sealed class StackResolver : IDisposable
         }
 
         var callee = FrameNames.Method(stack.Frames[invoker - 1].Name);
+        var target = (Callee: callee, stack.Frames[invoker - 1].ModulePath, AwaitedMethod: awaitedMethod, Taken: taken ?? []);
         foreach (var vote in labels.GroupBy(l => l.Name, StringComparer.Ordinal).OrderByDescending(g => g.Count()))
         {
             var code = vote.First().Method is { } method ? _endpoints.Value.At(method) is { } known ? [known] : [] : _endpoints.Value.Find(vote.Key);
@@ -202,7 +208,7 @@ internal sealed class StackResolver : IDisposable
                 return NothingInlined(stack);
             }
 
-            if (Chains(code, callee) is [var (endpoint, chain)])
+            if (Chains(code, target) is [var (endpoint, chain)])
             {
                 var on = $"{vote.Count()} of {threads} thread{(threads == 1 ? "" : "s")}";
                 return Named(stack, endpoint.Method.ModulePath, chain, callee, vote.First().Method is not null
@@ -220,7 +226,7 @@ internal sealed class StackResolver : IDisposable
             return NothingInlined(stack);
         }
 
-        return Chains(candidates, callee) is [var (only, onlyChain)]
+        return Chains(candidates, target) is [var (only, onlyChain)]
             ? Named(stack, only.Method.ModulePath, onlyChain, callee, $"{only.Name}, the app's only {(kind == EndpointKind.ControllerAction ? "action" : "endpoint handler")} whose code reaches {FrameNames.TypeAndMethod(stack.Frames[invoker - 1].Name)}")
             : stack;
     }
@@ -231,14 +237,16 @@ internal sealed class StackResolver : IDisposable
 
     private static ResolvedStack NothingInlined(ResolvedStack stack) => stack with { InlinedInto = null, InvokerIndex = null };
 
-    private List<(EndpointCode Endpoint, IReadOnlyList<IlCall> Chain)> Chains(IEnumerable<EndpointCode> candidates, string callee) =>
-        [.. candidates.Select(c => (Endpoint: c, Chain: _sources.ChainTo(c.Method.ModulePath, c.Method.MetadataToken, callee)))
+    private List<(EndpointCode Endpoint, FittingChain Chain)> Chains(IEnumerable<EndpointCode> candidates, (string Callee, string? ModulePath, string? AwaitedMethod, IReadOnlyCollection<NamedCall> Taken) target) =>
+        [.. candidates.Select(c => (Endpoint: c, Chain: _sources.ChainTo(c.Method.ModulePath, c.Method.MetadataToken, target.Callee, target.ModulePath, target.AwaitedMethod,
+                target.Taken.Where(t => t.ModulePath == c.Method.ModulePath).Select(t => (t.MethodToken, t.IlOffset)).ToHashSet())))
             .Where(c => c.Chain is not null)
             .Select(c => (c.Endpoint, c.Chain!))];
 
     // The calls of the chain as app frames, innermost first, after the frames the stack kept.
-    private ResolvedStack Named(ResolvedStack stack, string module, IReadOnlyList<IlCall> chain, string callee, string how)
+    private ResolvedStack Named(ResolvedStack stack, string module, FittingChain fitting, string callee, string how)
     {
+        var chain = fitting.Calls;
         var named = new List<AppFrame>(chain.Count);
         for (var i = chain.Count - 1; i >= 0; i--)
         {
@@ -249,7 +257,8 @@ internal sealed class StackResolver : IDisposable
             named.Add(new AppFrame(chain[i].Method, line, missing) { AsyncTwin = innermost ? _sources.AsyncTwin(location) : null, Tier = stack.InlinedInto?.Tier });
         }
 
-        return stack with { AppFrames = [.. stack.AppFrames, .. named], NamedFrom = $"the JIT inlined {(named.Count == 1 ? "it" : "them")} into {stack.InlinedInto?.Method}; named from the endpoint {how}" };
+        var fits = fitting.Fits == 1 ? "" : $"; the first of {fitting.Fits} calls in its code that this wait fits";
+        return stack with { Named = new NamedCall(module, chain[^1].MethodToken, chain[^1].IlOffset, callee, fitting.Fits), AppFrames = [.. stack.AppFrames, .. named], NamedFrom = $"the JIT inlined {(named.Count == 1 ? "it" : "them")} into {stack.InlinedInto?.Method}; named from the endpoint {how}{fits}" };
     }
 
     public void Dispose()
@@ -330,6 +339,9 @@ internal sealed class StackResolver : IDisposable
 /// </summary>
 /// <param name="Method">The compiled method, e.g. <c>dynamicClass.lambda_method44</c>.</param>
 /// <param name="CalledBy">Its callers, e.g. <c>ControllerActionInvoker.InvokeActionMethodAsync</c>; empty when the stack ends in it.</param>
+/// <summary>A blocking call named from an endpoint's IL: its module, method and IL offset, the frame it was named for, and how many calls fit as well.</summary>
+internal sealed record NamedCall(string ModulePath, int MethodToken, int IlOffset, string Callee, int Fits);
+
 public sealed record InlinedInvoker(string Method, IReadOnlyList<string> CalledBy)
 {
     /// <summary>How the JIT had compiled the invoker (<c>OptimizedTier1</c>: tiered up, inlining on); null when the trace does not say.</summary>

@@ -269,17 +269,37 @@ public static class StackSnapshots
     /// The threads of each identical stack as one group, the app's code the JIT inlined away named back from the threads'
     /// labels, most threads first: every source's stacks are grouped here.
     /// </summary>
-    internal static List<ThreadGroup> GroupStacks(IReadOnlyDictionary<int, ResolvedStack> threads, StackResolver resolver, RequestLabels? requests)
+    /// <param name="awaitedBy">The async method each thread's awaited task runs (<c>SendAsync</c>), where a dump shows it.</param>
+    internal static List<ThreadGroup> GroupStacks(IReadOnlyDictionary<int, ResolvedStack> threads, StackResolver resolver, RequestLabels? requests,
+        IReadOnlyDictionary<int, string>? awaitedBy = null)
     {
         var byInvoker = ByInvoker(threads);
-        return [.. threads.GroupBy(t => t.Value.Key, StringComparer.Ordinal)
+        var stacks = threads.GroupBy(t => t.Value.Key, StringComparer.Ordinal)
             .Select(g =>
             {
                 var ids = g.Select(t => t.Key).Order().ToList();
                 var stack = g.First().Value;
                 var labelled = stack.InvokerIndex is null ? ids : byInvoker[InvokerKey(stack)];
                 var labels = requests is null ? [] : labelled.Select(id => requests.Endpoints.GetValueOrDefault(id)).OfType<EndpointLabel>().ToList();
-                return Group(ids, resolver.NameInlined(stack, labels, labelled.Count), requests);
+                var awaited = awaitedBy is null ? null : ids.Select(id => awaitedBy.GetValueOrDefault(id)).OfType<string>()
+                    .GroupBy(m => m, StringComparer.Ordinal).MaxBy(m => m.Count())?.Key;
+                return (Ids: ids, Stack: stack, Labels: labels, Labelled: labelled.Count, Awaited: awaited, Named: resolver.NameInlined(stack, labels, labelled.Count, awaited));
+            })
+            .ToList();
+
+        // One call site of one compiled invoker leaves one frame above it: where another stack of the same invoker was named
+        // at a call alone, in another frame, a stack that several calls fit is not named at that one.
+        return [.. stacks.Select(s =>
+            {
+                if (s.Named.Named is not { Fits: > 1 } ambiguous)
+                {
+                    return Group(s.Ids, s.Named, requests);
+                }
+
+                var taken = stacks.Where(o => o.Named.Named is { Fits: 1 } sure && sure.Callee != ambiguous.Callee && InvokerKey(o.Stack) == InvokerKey(s.Stack))
+                    .Select(o => o.Named.Named!)
+                    .ToList();
+                return Group(s.Ids, taken.Count == 0 ? s.Named : resolver.NameInlined(s.Stack, s.Labels, s.Labelled, s.Awaited, taken), requests);
             })
             .OrderByDescending(g => g.Threads)
             .ThenByDescending(g => g.PoolThreads)

@@ -33,7 +33,7 @@ internal static class TextReport
                 output.WriteLine($"    fix: {fix}");
             }
 
-            if (file is not null)
+            if (file is not null && snapshot.Samples > 0)
             {
                 output.WriteLine($"    seen in {site.Groups.Max(g => g.SampledIn)} of {snapshot.Samples} samples");
             }

@@ -42,6 +42,8 @@ public sealed class DumpDiagnosisTests(StarvedFixtureDump dump, ITestOutputHelpe
         Assert.True(run.ExitCode == 0, run.ToString());
         Assert.StartsWith($"Dump {dump.Path} (process ", run.Output, StringComparison.Ordinal);
         Assert.Contains($"waits for OrderRepository.FindAsync at OrderRepository.cs:{dump.Await.Line} `{dump.Await.Statement}`, awaiting Task.Delay", run.Output, StringComparison.Ordinal);
+        // A dump is one moment: no count of samples, as a trace file's sites carry.
+        Assert.DoesNotContain("samples", run.Output, StringComparison.Ordinal);
     }
 
     [Fact]
@@ -54,6 +56,23 @@ public sealed class DumpDiagnosisTests(StarvedFixtureDump dump, ITestOutputHelpe
         Assert.True(run.ExitCode == 0, run.ToString());
         SpeedscopeAssert.WellFormed(file);
         Assert.Contains($"Dump {dump.Path}", await File.ReadAllTextAsync(file), StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public async Task Stacks_OfADump_NamesEveryAsyncMethodOfTheAwaitedChain_InnermostFirst()
+    {
+        var run = await DiagnoseCli.RunAsync("stacks", dump.Path, "--json", "--top", "10");
+
+        Assert.True(run.ExitCode == 0, run.ToString());
+        var snapshot = JsonSerializer.Deserialize<StackSnapshot>(run.Output, Json)!;
+        output.WriteLine(string.Join('\n', snapshot.BlockedPoolSiteLines));
+        var site = snapshot.BlockedPoolSites.FirstOrDefault(s => s.Blocking.Kind == dump.Invoice.Kind && dump.Invoice.IsNamedBy(s, release: true));
+        Assert.True(site is not null, $"no site names {dump.Invoice}");
+        Assert.NotNull(site.Awaits);
+        Assert.Equal("Task.Delay", site.Awaits.Awaiting);
+        Assert.Equal(
+            dump.InvoiceAwaits.Select(a => (a.Method, (string?)a.FileName, a.Line, (string?)a.Statement)),
+            site.Awaits.Chain.Select(f => (f.Method, f.Await?.FileName, f.Await?.Line ?? 0, f.Await?.Text)));
     }
 
     // The app's files the dump names are still on this disk: the module must be read from --symbols, not from its old path.
@@ -170,6 +189,21 @@ public sealed class StarvedFixtureDump : IAsyncLifetime
     /// <summary>The await the repository's load is suspended at.</summary>
     internal Call Await => App.At("Data/OrderRepository.cs", "OrderRepository.FindAsync", "await Task.Delay(_latency);");
 
+    /// <summary><c>GET /orders/7/invoice</c>'s wait on the invoice's sending, two async methods deep.</summary>
+    internal BlockingChain Invoice => new("orders/7/invoice", BlockingKind.TaskWait,
+    [
+        App.At("Services/OrderService.cs", "OrderService.Deliver", "sending.Wait();"),
+        App.At("Services/OrderService.cs", "OrderService.SendInvoice", "Deliver(order);"),
+        App.At("Controllers/OrdersController.cs", "OrdersController.Invoice", "_orders.SendInvoice(id);"),
+    ]);
+
+    /// <summary>The awaits the invoice's sending is suspended at, innermost first.</summary>
+    internal Call[] InvoiceAwaits =>
+    [
+        App.At("Services/InvoiceSender.cs", "InvoiceSender.PostAsync", "await Task.Delay(_latency);"),
+        App.At("Services/InvoiceSender.cs", "InvoiceSender.SendAsync", "await PostAsync(body);"),
+    ];
+
     public string Folder { get; } = Directory.CreateTempSubdirectory("dumps-").FullName;
 
     public string Path { get; private set; } = "";
@@ -178,9 +212,17 @@ public sealed class StarvedFixtureDump : IAsyncLifetime
 
     public async Task InitializeAsync()
     {
-        _server = await BlockedServer.StartAsync(App.ServerOptions);
+        // The invoice's sending outlasts the order's load before it, so its threads spend most of each request in Deliver.
+        var options = App.ServerOptions with
+        {
+            ExtraEnvironment = new Dictionary<string, string>(App.ServerOptions.ExtraEnvironment) { ["Mail__LatencyMs"] = "1500" },
+        };
+        _server = await BlockedServer.StartAsync(options);
         _server.Loop(Chain.Uri, Workers);
+        _server.Loop(Invoice.Uri, 3);
         await _server.WhenEveryLoopHasAnsweredAsync(TimeSpan.FromSeconds(30));
+        // A loop that has just answered has sent its next request, which loads its order first: past that load, in Deliver.
+        await Task.Delay(TimeSpan.FromMilliseconds(600));
         Path = await Task.Run(() => ProcessDumps.Write(_server.ProcessId, Folder)).TimeoutAfter(TimeSpan.FromSeconds(60));
     }
 
