@@ -125,11 +125,12 @@ internal sealed class IlCalls(ModuleReaders modules)
         return new FittingChain(best[0].Calls, best.Count);
     }
 
-    // Each call chain from `token` down to a call of a method of `type`, in IL order, at most MaxChains of them.
-    private static void Collect(PEReader pe, MetadataReader metadata, int token, string type, string method, int depth, List<IlCall> path, HashSet<int> onPath,
+    // Each call chain from `token` down to a call of a method of `type`, in IL order, at most MaxChains of them; a method
+    // reached again (from another caller) is not read again, so the search stays linear in the code it reads.
+    private static void Collect(PEReader pe, MetadataReader metadata, int token, string type, string method, int depth, List<IlCall> path, HashSet<int> seen,
         List<(List<IlCall> Calls, int Target, bool Exact)> found)
     {
-        if (found.Count >= MaxChains || MetadataTokens.EntityHandle(token).Kind != HandleKind.MethodDefinition || !onPath.Add(token))
+        if (found.Count >= MaxChains || MetadataTokens.EntityHandle(token).Kind != HandleKind.MethodDefinition || !seen.Add(token))
         {
             return;
         }
@@ -145,12 +146,10 @@ internal sealed class IlCalls(ModuleReaders modules)
             else if (depth > 1)
             {
                 path.Add(call);
-                Collect(pe, metadata, callToken, type, method, depth - 1, path, onPath, found);
+                Collect(pe, metadata, callToken, type, method, depth - 1, path, seen, found);
                 path.RemoveAt(path.Count - 1);
             }
         }
-
-        onPath.Remove(token);
     }
 
     // How many calls of the framework's IL lead from the app's call target to the callee: Unknown where that IL cannot be
