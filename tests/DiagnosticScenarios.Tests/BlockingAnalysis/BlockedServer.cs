@@ -29,13 +29,17 @@ internal sealed class BlockedServer : IAsyncDisposable
     public static async Task<BlockedServer> StartAsync(ServerOptions options) =>
         new(await OutOfProcessApp.StartAsync(options));
 
-    /// <summary><paramref name="workers"/> loops of requests to <paramref name="relative"/> (GETs unless <paramref name="method"/> says), until disposed.</summary>
-    public void Loop(Uri relative, int workers, HttpMethod? method = null)
+    /// <summary>
+    /// <paramref name="workers"/> loops of requests to <paramref name="relative"/> (GETs unless <paramref name="method"/> says),
+    /// until disposed; each loop starts <paramref name="stagger"/> after the one before, so that loops of a route whose
+    /// requests block in turn at several calls are not all at the same one at once.
+    /// </summary>
+    public void Loop(Uri relative, int workers, HttpMethod? method = null, TimeSpan stagger = default)
     {
         _loops.Add(relative);
         for (var i = 0; i < workers; i++)
         {
-            _requests.Add(LoopAsync(relative, method ?? HttpMethod.Get));
+            _requests.Add(LoopAsync(relative, method ?? HttpMethod.Get, stagger * i));
         }
     }
 
@@ -60,8 +64,9 @@ internal sealed class BlockedServer : IAsyncDisposable
         _stop.Dispose();
     }
 
-    private async Task LoopAsync(Uri relative, HttpMethod method)
+    private async Task LoopAsync(Uri relative, HttpMethod method, TimeSpan delay)
     {
+        await Task.Delay(delay, _stop.Token).ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
         while (!_stop.IsCancellationRequested)
         {
             await SendAsync(relative, method);

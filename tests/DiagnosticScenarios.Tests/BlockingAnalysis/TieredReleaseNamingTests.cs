@@ -51,11 +51,12 @@ public sealed class TieredReleaseNamingTests(ITestOutputHelper output)
                 [app.At("Services/OrderService.cs", "OrderService.CountItems", "var count = Task.Run(() => ItemsIn(_repository.GetLinesAsync(id))).Result;"), app.At("Controllers/OrdersController.cs", "OrdersController.Items", "var items = _orders.CountItems(id);")],
                 [app.At("Services/OrderService.cs", "OrderService.ItemsIn", "private static int ItemsIn(Task<IReadOnlyList<OrderLine>> lines) => lines.Result.Count;"), app.At("Services/OrderService.cs", "OrderService+<>c__DisplayClass*.<CountItems>b__*", "var count = Task.Run(() => ItemsIn(_repository.GetLinesAsync(id))).Result;")],
             ]),
+            // Two waits in turn, a latency each: loops half a latency apart keep threads at both at once.
             new("orders/7/invoice", "OrdersController.Invoice",
             [
                 [app.At("Services/OrderService.cs", "OrderService.Deliver", "sending.Wait();"), app.At("Services/OrderService.cs", "OrderService.SendInvoice", "Deliver(order);"), app.At("Controllers/OrdersController.cs", "OrdersController.Invoice", "_orders.SendInvoice(id);")],
                 [loadOrder, app.At("Services/OrderService.cs", "OrderService.SendInvoice", "var order = LoadOrder(id);"), app.At("Controllers/OrdersController.cs", "OrdersController.Invoice", "_orders.SendInvoice(id);")],
-            ]),
+            ], Stagger: TimeSpan.FromMilliseconds(LatencyMs / 2.0)),
         ];
 
         await NamesEveryChainInEverySnapshotAsync(app, routes);
@@ -98,7 +99,7 @@ public sealed class TieredReleaseNamingTests(ITestOutputHelper output)
         {
             foreach (var route in routes)
             {
-                server.Loop(route.Uri, WorkersPerRoute, route.Method);
+                server.Loop(route.Uri, WorkersPerRoute, route.Method, route.Stagger);
             }
 
             await server.WhenEveryLoopHasAnsweredAsync(FirstAnswers);
@@ -111,6 +112,7 @@ public sealed class TieredReleaseNamingTests(ITestOutputHelper output)
         await Task.Delay(CallsInEarlierCodeEnd);
         output.WriteLine($"warmed in {warming.Elapsed.TotalSeconds:0.0} s");
         var inlined = 0;
+        var named = routes.ToDictionary(r => r, _ => new HashSet<int>());
         for (var i = 1; i <= Snapshots; i++)
         {
             var snapshot = await Task.Factory.StartNew(() => StackSnapshots.CaptureWithRequests(server.ProcessId, RequestsPatience),
@@ -120,6 +122,7 @@ public sealed class TieredReleaseNamingTests(ITestOutputHelper output)
             foreach (var route in routes)
             {
                 Assert.True(sites.Any(route.IsNamedToTheLineBy), $"snapshot {i} of {Snapshots} names no chain of {route} to the line");
+                named[route].UnionWith(sites.SelectMany(route.ChainsNamedBy));
             }
 
             // Every parked app frame runs optimized code: tier 1, or an invoker compiled at run time (always optimized).
@@ -127,23 +130,33 @@ public sealed class TieredReleaseNamingTests(ITestOutputHelper output)
             inlined += sites.Count(s => s.NamedFrom is not null || s.AppFrames.Any(f => f.Inlined is not null));
         }
 
+        // A route whose requests block at several calls in turn, its loops staggered, has each named: a wait both calls could
+        // leave is not put at the first. (Another route's second chain is a Task.Run delegate the waiting thread may run inline.)
+        Assert.All(routes.Where(r => r.Stagger > TimeSpan.Zero), route => Assert.True(named[route].Count == route.Chains.Count,
+            $"{route}: {Snapshots} snapshots named chains {string.Join(", ", named[route].Order())} of its {route.Chains.Count}"));
+
         // The shape under test: code the JIT inlined, named back; without it the test tested nothing.
         Assert.True(inlined > 0, "no site of any snapshot had code the JIT inlined");
     }
 
     /// <summary>A blocking route: its endpoint's method (<c>Type.Method</c>) and the chains its threads may park in, innermost call first.</summary>
-    private sealed record Route(string Path, string Endpoint, IReadOnlyList<IReadOnlyList<Call>> Chains, HttpMethod? Method = null)
+    private sealed record Route(string Path, string Endpoint, IReadOnlyList<IReadOnlyList<Call>> Chains, HttpMethod? Method = null, TimeSpan Stagger = default)
     {
         public Uri Uri => new(Path, UriKind.Relative);
+
+        /// <summary>The indexes of the chains the site names, as <see cref="IsNamedToTheLineBy"/> reads them.</summary>
+        public IEnumerable<int> ChainsNamedBy(BlockingSite site) => Enumerable.Range(0, Chains.Count).Where(i => Names(site, Chains[i]));
 
         /// <summary>
         /// The site's app frames (a frame the JIT inlined into another first, then that one) begin with one of the chains,
         /// call by call, each with its line: what a Debug build's stack names.
         /// </summary>
-        public bool IsNamedToTheLineBy(BlockingSite site)
+        public bool IsNamedToTheLineBy(BlockingSite site) => Chains.Any(chain => Names(site, chain));
+
+        private static bool Names(BlockingSite site, IReadOnlyList<Call> chain)
         {
             var frames = site.AppFrames.SelectMany(f => f.Inlined is { } inlined ? [inlined, f] : new[] { f }).ToList();
-            return Chains.Any(chain => frames.Count >= chain.Count && chain.Select((call, i) => call.IsNamedBy(frames[i])).All(named => named));
+            return frames.Count >= chain.Count && chain.Select((call, i) => call.IsNamedBy(frames[i])).All(named => named);
         }
 
         public override string ToString() => $"{Method ?? HttpMethod.Get} /{Path}";
