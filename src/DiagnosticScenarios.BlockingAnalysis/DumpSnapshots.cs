@@ -85,7 +85,7 @@ public static class DumpSnapshots
         };
         var waitedOn = threads.Keys.ToDictionary(id => id, id => awaited.WaitedOn(stacks[id].Thread, stacks[id].Frames));
         // The outermost async method of each wait tells apart two blocking calls of one endpoint that the JIT inlined alike.
-        var awaitedBy = waitedOn.Where(w => w.Value?.Chain is [.., _]).ToDictionary(w => w.Key, w => w.Value!.Chain[^1].Method[(w.Value.Chain[^1].Method.LastIndexOf('.') + 1)..]);
+        var awaitedBy = waitedOn.Where(w => w.Value?.Chain is [.., _]).ToDictionary(w => w.Key, w => w.Value!.Chain[^1].Method);
         var groups = StackSnapshots.GroupStacks(threads, resolver, requests, awaitedBy)
             .Select(g => g with { Awaits = MostCommon(g.ThreadIds.Select(id => waitedOn[id])) })
             .ToList();

@@ -113,12 +113,16 @@ internal sealed class IlCalls(ModuleReaders modules)
             found = free;
         }
 
-        var ranked = found.Select(f => (f.Calls, Rank: f.Exact ? 0 : FrameworkDistance(metadata, f.Target, calleeModulePath, type, method))).ToList();
+        // A call to the callee itself needs no reading of the framework's IL.
+        var ranked = found.Any(f => f.Exact)
+            ? [.. found.Where(f => f.Exact).Select(f => (f.Calls, Rank: 0))]
+            : found.Select(f => (f.Calls, Rank: FrameworkDistance(metadata, f.Target, calleeModulePath, type, method))).ToList();
         var reachable = ranked.Where(r => r.Rank != Unreachable).ToList();
         var best = reachable.Count == 0 ? ranked : reachable.Where(r => r.Rank == reachable.Min(b => b.Rank)).ToList();
         if (awaitedMethod is not null)
         {
-            var awaiting = best.Where(b => CallsMethodNamed(pe, metadata, b.Calls[^1].MethodToken, awaitedMethod)).ToList();
+            var awaited = SplitCallee(awaitedMethod).Method;
+            var awaiting = best.Where(b => CallsMethodNamed(pe, metadata, b.Calls[^1].MethodToken, awaited)).ToList();
             best = awaiting.Count > 0 ? awaiting : best;
         }
 

@@ -189,7 +189,7 @@ internal sealed class StackResolver : IDisposable
     /// </summary>
     /// <param name="labels">The endpoints the stack's threads were running, one per labelled thread.</param>
     /// <param name="threads">How many threads share the stack, labelled or not.</param>
-    /// <param name="awaitedMethod">The async method whose task the threads wait on, where a dump shows it (<c>SendAsync</c>).</param>
+    /// <param name="awaitedMethod">The async method whose task the threads wait on, where a dump shows it (<c>InvoiceSender.SendAsync</c>).</param>
     /// <param name="taken">Blocking calls other stacks of the same compiled code were named at, in another frame: left out while others fit.</param>
     public ResolvedStack NameInlined(ResolvedStack stack, IReadOnlyList<EndpointLabel> labels, int threads, string? awaitedMethod = null, IReadOnlyCollection<NamedCall>? taken = null)
     {

@@ -269,7 +269,7 @@ public static class StackSnapshots
     /// The threads of each identical stack as one group, the app's code the JIT inlined away named back from the threads'
     /// labels, most threads first: every source's stacks are grouped here.
     /// </summary>
-    /// <param name="awaitedBy">The async method each thread's awaited task runs (<c>SendAsync</c>), where a dump shows it.</param>
+    /// <param name="awaitedBy">The async method each thread's awaited task runs (<c>InvoiceSender.SendAsync</c>), where a dump shows it.</param>
     internal static List<ThreadGroup> GroupStacks(IReadOnlyDictionary<int, ResolvedStack> threads, StackResolver resolver, RequestLabels? requests,
         IReadOnlyDictionary<int, string>? awaitedBy = null)
     {

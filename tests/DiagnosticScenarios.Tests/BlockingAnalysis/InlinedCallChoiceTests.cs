@@ -42,7 +42,7 @@ public sealed class InlinedCallChoiceTests : IDisposable
     [Fact]
     public void AFrameBothCallsLeave_NamesTheCallInTheMethodThatCallsTheAwaitedAsyncMethod()
     {
-        var chain = Chain(InternalWait, awaitedMethod: "SendAsync");
+        var chain = Chain(InternalWait, awaitedMethod: "InvoiceSender.SendAsync");
 
         Assert.Equal(("OrderService.Deliver", 1), (chain.Calls[^1].Method, chain.Fits));
     }
